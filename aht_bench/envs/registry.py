@@ -1,0 +1,81 @@
+"""Versioned task ids. An id never changes meaning: a change that alters behaviour is a new id.
+
+`make("overcooked-forced_coord-v1")` builds a task; `make("forced_coord")` works too, through
+short aliases that always point at the newest version. Unknown ids fail with a suggestion.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from typing import Any
+
+from aht_bench.envs.core import Environment
+
+
+class UnknownTaskError(KeyError):
+    """Raised for an id that is neither registered nor an alias."""
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0])
+
+
+_REGISTRY: dict[str, Callable[[], Environment]] = {}
+_DESCRIPTIONS: dict[str, str] = {}
+_ALIASES: dict[str, str] = {}
+
+
+def register(task_id: str, factory: Callable[[], Environment], description: str = "") -> None:
+    """Register `factory` under `task_id` (which must end in -vN). Ids are never re-registered."""
+    head, _, version = task_id.rpartition("-v")
+    if not head or not version.isdigit():
+        raise ValueError(f"task id {task_id!r} must end in a version, e.g. '{task_id}-v1'")
+    if task_id in _REGISTRY:
+        raise ValueError(f"task id {task_id!r} is already registered; register a new version")
+    _REGISTRY[task_id] = factory
+    _DESCRIPTIONS[task_id] = description
+
+
+def alias(name: str, task_id: str) -> None:
+    """Make `name` (e.g. 'forced_coord') resolve to `task_id`."""
+    if task_id not in _REGISTRY:
+        raise ValueError(f"cannot alias {name!r} to unregistered id {task_id!r}")
+    _ALIASES[name] = task_id
+
+
+def resolve(name: str) -> str:
+    """The registered id that `name` means; raises `UnknownTaskError` with a suggestion."""
+    if name in _REGISTRY:
+        return name
+    if name in _ALIASES:
+        return _ALIASES[name]
+    known = sorted(_REGISTRY) + sorted(_ALIASES)
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    raise UnknownTaskError(
+        f"unknown task {name!r}.{hint} Registered tasks: {', '.join(sorted(_REGISTRY))} "
+        "(`aht-bench tasks` lists them)."
+    )
+
+
+def make(name: str, **kwargs: Any) -> Environment:
+    """Build the task registered as `name` (an id or an alias)."""
+    task_id = resolve(name)
+    env = _REGISTRY[task_id](**kwargs)
+    env.task_id = task_id
+    return env
+
+
+def registered_ids() -> list[str]:
+    """Every registered id, sorted."""
+    return sorted(_REGISTRY)
+
+
+def describe(task_id: str) -> str:
+    """One line about a registered task."""
+    return _DESCRIPTIONS[resolve(task_id)]
+
+
+def aliases() -> dict[str, str]:
+    """Short name -> id."""
+    return dict(_ALIASES)

@@ -1,0 +1,64 @@
+"""The registered tasks. Factories import their backends lazily, so listing tasks is cheap.
+
+Every id here is published: never change what an id builds; register a new version instead.
+"""
+
+from __future__ import annotations
+
+from aht_bench.envs.registry import alias, register
+
+OVERCOOKED_LAYOUTS = (
+    "cramped_room",
+    "asymm_advantages",
+    "counter_circuit",
+    "coord_ring",
+    "forced_coord",
+)
+
+
+def _register_all() -> None:
+    from aht_bench.envs import matrix
+
+    register(
+        "sabotage-v1",
+        matrix.sabotage_game,
+        "sabotage game: 5 steps, actions H/T/S, S gives -1 and ends the episode (paper Sec. 6)",
+    )
+    register(
+        "matrix-regret-v1",
+        matrix.regret_matrix_game,
+        "one-step matrix game where the regret-maximising teammate minimises return (App. A)",
+    )
+
+    def lbf(variant: str):
+        def factory():
+            from aht_bench.envs import lbf as lbf_module
+
+            return lbf_module.make_lbf(variant)
+
+        return factory
+
+    register("lbf-v1", lbf("lbf-v1"), "Level-Based Foraging 7x7, 2 players, 3 foods, horizon 100")
+    register("lbf-po-v1", lbf("lbf-po-v1"), "LBF with view radius 2 (paper App. partial obs.)")
+    register("lbf-4p-v1", lbf("lbf-4p-v1"), "LBF with 4 players: 2 ego + 2 teammates (App.)")
+
+    def overcooked(layout: str):
+        def factory():
+            from aht_bench.envs import overcooked as oc
+
+            return oc.make_overcooked(layout)
+
+        return factory
+
+    for layout in OVERCOOKED_LAYOUTS:
+        register(
+            f"overcooked-{layout}-v1",
+            overcooked(layout),
+            f"Overcooked {layout}: horizon 400, +20 per soup, paper's shaped reward",
+        )
+        alias(layout, f"overcooked-{layout}-v1")
+    alias("lbf", "lbf-v1")
+    alias("sabotage", "sabotage-v1")
+
+
+_register_all()
