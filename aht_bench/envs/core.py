@@ -10,6 +10,7 @@ This module may import jax, flax and numpy only; it knows nothing about backends
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Generic, TypeVar
 
 import jax
@@ -130,7 +131,9 @@ class Environment(Generic[Inner]):
         episode_return = state.episode_return + reward
         next_state = EnvState(inner=inner, episode_return=episode_return)
         timestep = self.observe(next_state)
-        return next_state, timestep.replace(reward=reward, shaped_reward=shaped.astype(jnp.float32))
+        return next_state, dataclasses.replace(
+            timestep, reward=reward, shaped_reward=shaped.astype(jnp.float32)
+        )
 
     def observe(self, state: EnvState[Inner]) -> TimeStep:
         """The timestep for `state` as a start state: reset-to-state is `observe(state)`."""

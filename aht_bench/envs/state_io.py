@@ -147,7 +147,7 @@ def load_states(path: str | os.PathLike[str], env: Environment) -> EnvState[Any]
                 f"{path}: tensor {name!r} has shape {arr.shape} and dtype {arr.dtype}, "
                 f"expected {want_shape} and {want_dtype}"
             )
-        out.append(jax.random.wrap_key_data(arr) if is_key else jnp.asarray(arr))
+        out.append(jax.random.wrap_key_data(jnp.asarray(arr)) if is_key else jnp.asarray(arr))
     extra = set(tensors) - {jax.tree_util.keystr(p) for p, _ in leaves}
     if extra:
         raise StateFileError(f"{path} has tensors this task does not know: {sorted(extra)[:5]}")

@@ -11,6 +11,7 @@ May import jax, flax and aht_bench.envs.core only.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Protocol
 
 import jax
@@ -95,6 +96,6 @@ class AutoReset:
         restart_obs = self.env.observe(restart_state).obs
         done = timestep.done
         out_state = _where(done, restart_state, next_state)
-        return out_state, timestep.replace(
-            obs=jnp.where(done, restart_obs, timestep.obs), final_obs=timestep.obs
+        return out_state, dataclasses.replace(
+            timestep, obs=jnp.where(done, restart_obs, timestep.obs), final_obs=timestep.obs
         )
