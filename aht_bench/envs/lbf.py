@@ -135,7 +135,7 @@ class LBF(Environment[State]):
         inner = self.generator(key_generator)
         # Jumanji masks whole rows here (see "Spawn positions"); draw positions uniformly over
         # the cells without food instead.
-        food = inner.food_items.position
+        food: jax.Array = jnp.asarray(inner.food_items.position)
         free = jnp.ones((GRID_SIZE, GRID_SIZE), bool).at[food[:, 0], food[:, 1]].set(False)
         cells = jax.random.choice(
             key_agents, GRID_SIZE * GRID_SIZE, (self.num_agents,), replace=False, p=free.ravel()
