@@ -1,0 +1,323 @@
+"""Gymnasium shell: one seat of a task as a `gymnasium.Env`, with the other seats' policy folded in.
+
+    env = EgoEnv("overcooked-forced_coord-v1", teammate=my_teammate, seat=0, reward="shaped")
+    obs, info = env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+
+or, after `import aht_bench.envs.gym`, `gymnasium.make("aht_bench/overcooked-forced_coord-v1")`.
+
+The JAX `reset`/`step` of a task are jitted once per task id and cached at module level
+(`compiled_task`), so building many shells (vector envs, the PettingZoo shell in `pz`) never
+recompiles. Every random draw, the JAX keys included, comes from the seed given to `reset`.
+
+May import numpy, jax, gymnasium and aht_bench.envs (core, registry, tasks).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import gymnasium
+import jax
+import numpy as np
+from gymnasium import spaces
+
+from aht_bench.envs import tasks as _tasks  # noqa: F401  (registers every task)
+from aht_bench.envs.core import Environment, EnvState, TimeStep
+from aht_bench.envs.registry import make, registered_ids, resolve
+
+REWARD_MODES = ("base", "shaped")
+GYMNASIUM_NAMESPACE = "aht_bench"
+RENDER_FPS = 8
+
+Teammate = Callable[[np.ndarray], Any]  # obs (obs_dim,) float32 -> action in [0, num_actions)
+
+
+class CompiledTask(NamedTuple):
+    """A task with its jitted host-loop functions (one per task id, see `compiled_task`)."""
+
+    env: Environment
+    reset: Callable[..., Any]  # (seed uint32 ()) -> (key, state, timestep)
+    step: Callable[..., Any]  # (key, state, actions int32 (A,)) -> (key, state, timestep)
+
+
+@functools.cache
+def compiled_task(task_id: str) -> CompiledTask:
+    """The task registered as `task_id` (an id, not an alias) with jitted reset/step.
+
+    The episode's JAX key lives inside these functions: `reset` derives it from a host seed and
+    `step` splits it, so a host loop makes one jitted call per transition.
+    """
+    env = make(task_id)
+
+    def _reset(seed: jax.Array):
+        key, reset_key = jax.random.split(jax.random.PRNGKey(seed))
+        state, timestep = env.reset(reset_key)
+        return key, state, timestep
+
+    def _step(key: jax.Array, state: EnvState, actions: jax.Array):
+        key, step_key = jax.random.split(key)
+        state, timestep = env.step(step_key, state, actions)
+        return key, state, timestep
+
+    return CompiledTask(env=env, reset=jax.jit(_reset), step=jax.jit(_step))
+
+
+class HostTimeStep(NamedTuple):
+    """The fields of a `TimeStep` a host loop needs, as NumPy arrays."""
+
+    obs: np.ndarray  # (num_agents, obs_dim) float32, writable
+    reward: np.ndarray  # (num_agents,) float32: base reward
+    shaped_reward: np.ndarray  # (num_agents,) float32: shaping bonus alone
+    episode_return: np.ndarray  # (num_agents,) float32: base return so far
+    terminated: bool
+    truncated: bool
+    time: int
+
+
+def to_host(timestep: TimeStep) -> HostTimeStep:
+    """Copy `timestep` to the host (np.asarray per field is faster than jax.device_get here)."""
+    return HostTimeStep(
+        obs=np.array(timestep.obs),
+        reward=np.asarray(timestep.reward),
+        shaped_reward=np.asarray(timestep.shaped_reward),
+        episode_return=np.asarray(timestep.episode_return),
+        terminated=bool(timestep.terminated),
+        truncated=bool(timestep.truncated),
+        time=int(timestep.time),
+    )
+
+
+def render_modes_of(env: Environment) -> list[str]:
+    """Render modes a task supports: "rgb_array" (has render_rgb), "ansi" (has render_text)."""
+    modes = []
+    if callable(getattr(env, "render_rgb", None)):
+        modes.append("rgb_array")
+    if callable(getattr(env, "render_text", None)):
+        modes.append("ansi")
+    return modes
+
+
+def render_state(env: Environment, state: EnvState, mode: str) -> np.ndarray | str:
+    """Render `state` in `mode` (one of `render_modes_of(env)`)."""
+    if mode == "rgb_array":
+        return np.asarray(env.render_rgb(state), dtype=np.uint8)  # type: ignore[attr-defined]
+    return env.render_text(state)  # type: ignore[attr-defined]
+
+
+def check_render_mode(env: Environment, render_mode: str | None) -> None:
+    """Raise a ValueError naming the supported modes if `env` cannot render in `render_mode`."""
+    supported = render_modes_of(env)
+    if render_mode is not None and render_mode not in supported:
+        raise ValueError(
+            f"render_mode={render_mode!r} is not supported by {env.task_id}; "
+            f"use one of {supported + [None]}"
+        )
+
+
+def check_reward_mode(reward: str, shaped_coef: float) -> None:
+    """Raise a ValueError naming the fix for a bad reward mode or shaping coefficient."""
+    if reward not in REWARD_MODES:
+        raise ValueError(
+            f"reward={reward!r} is not a reward mode; use 'base' (the evaluation reward) or "
+            "'shaped' (base + shaped_coef * shaped bonus)"
+        )
+    if (
+        isinstance(shaped_coef, bool)
+        or not isinstance(shaped_coef, numbers.Real)
+        or not math.isfinite(shaped_coef)
+    ):
+        raise ValueError(f"shaped_coef must be a finite number, got {shaped_coef!r}")
+
+
+def observation_space_of(env: Environment) -> spaces.Box:
+    """Box over one agent's flat observation, from the task's `observation_bounds()`."""
+    low, high = env.observation_bounds()
+    return spaces.Box(
+        low=np.asarray(low, np.float32),
+        high=np.asarray(high, np.float32),
+        shape=(env.obs_dim,),
+        dtype=np.float32,
+    )
+
+
+def check_action(action: Any, num_actions: int, who: str, task_id: str) -> int:
+    """`action` as a Python int, or a ValueError saying which actions are valid."""
+    if isinstance(action, np.ndarray) and action.shape == ():
+        action = action.item()
+    if isinstance(action, numbers.Integral) and not isinstance(action, bool):
+        if 0 <= int(action) < num_actions:
+            return int(action)
+    raise ValueError(
+        f"{who} {action!r} is outside the action space of {task_id}: "
+        f"pass an int in [0, {num_actions})"
+    )
+
+
+class EgoEnv(gymnasium.Env):
+    """One seat (`seat`) of a task; every other seat is played by `teammate`.
+
+    Args:
+        task: a registered id or alias, e.g. ``"lbf-v1"`` or ``"forced_coord"``.
+        teammate: a callable ``obs (obs_dim,) float32 -> int action``, called once per step for
+            each non-ego seat with that seat's observation; None plays uniform random actions
+            drawn from ``self.np_random`` (so ``reset(seed=...)`` fixes the whole episode).
+        seat: the ego agent's index in ``[0, num_agents)``.
+        reward: ``"base"`` (the reward evaluation scores) or ``"shaped"``
+            (``base + shaped_coef * shaped bonus``).
+        shaped_coef: weight of the shaped bonus when ``reward="shaped"``.
+        render_mode: ``"rgb_array"`` for tasks with ``render_rgb``, ``"ansi"`` for tasks with
+            ``render_text`` (``metadata["render_modes"]`` lists the task's), or None.
+
+    ``info`` holds the ego seat's ``base_reward``, ``shaped_reward`` and ``episode_return``
+    (base return so far) and the step count ``time``. Episodes end by ``terminated`` (inside
+    the task) or ``truncated`` (at the task's horizon); the shell never resets by itself.
+    ``reset`` accepts ``options`` and ignores them. ``env_state`` is the current JAX `EnvState`.
+    """
+
+    # Every mode some task supports (what `gymnasium.make` sees); instances narrow it to theirs.
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array", "ansi"], "render_fps": RENDER_FPS}
+
+    def __init__(
+        self,
+        task: str,
+        teammate: Teammate | None = None,
+        seat: int = 0,
+        reward: str = "base",
+        shaped_coef: float = 1.0,
+        render_mode: str | None = None,
+    ):
+        if not isinstance(task, str):
+            raise TypeError(f"task must be a task id such as 'sabotage-v1', got {task!r}")
+        self._task = compiled_task(resolve(task))
+        env = self._task.env
+        if isinstance(seat, bool) or not isinstance(seat, numbers.Integral):
+            raise TypeError(f"seat must be an int in [0, {env.num_agents}), got {seat!r}")
+        if not 0 <= seat < env.num_agents:
+            raise ValueError(
+                f"seat {seat} is out of range: {env.task_id} has {env.num_agents} seats, "
+                f"pass seat in [0, {env.num_agents})"
+            )
+        if teammate is not None and not callable(teammate):
+            raise TypeError(
+                f"teammate must be a callable obs -> action (or None for uniform random), "
+                f"got {teammate!r}"
+            )
+        check_reward_mode(reward, shaped_coef)
+        check_render_mode(env, render_mode)
+
+        self.task_id = env.task_id
+        self.seat = int(seat)
+        self.teammate = teammate
+        self.reward_mode = reward
+        self.shaped_coef = float(shaped_coef)
+        self.render_mode = render_mode
+        self.metadata = {"render_modes": render_modes_of(env), "render_fps": RENDER_FPS}
+        self.observation_space = observation_space_of(env)
+        self.action_space = spaces.Discrete(env.num_actions)
+        self._teammate_seats = [i for i in range(env.num_agents) if i != self.seat]
+        self._key: jax.Array | None = None
+        self._state: EnvState | None = None
+        self._obs: np.ndarray | None = None  # (num_agents, obs_dim) float32: current obs
+        self._done = True
+
+    @property
+    def task(self) -> Environment:
+        """The functional JAX task behind this shell (shared by every shell of the same id)."""
+        return self._task.env
+
+    @property
+    def env_state(self) -> EnvState | None:
+        """The current JAX `EnvState` (None before the first reset)."""
+        return self._state
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        jax_seed = np.uint32(self.np_random.integers(2**32))
+        self._key, self._state, timestep = self._task.reset(jax_seed)
+        host = to_host(timestep)
+        self._obs = host.obs
+        self._done = False
+        info = {"episode_return": float(host.episode_return[self.seat]), "time": host.time}
+        return self._obs[self.seat].copy(), info
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self._obs is None or self._done:
+            why = "the episode has ended" if self._obs is not None else "no episode started"
+            raise gymnasium.error.ResetNeeded(f"{self.task_id}: {why}; call reset() first")
+        actions = np.empty(self.task.num_agents, np.int32)
+        actions[self.seat] = check_action(action, self.task.num_actions, "action", self.task_id)
+        actions[self._teammate_seats] = self._teammate_actions(self._obs)
+        self._key, self._state, timestep = self._task.step(self._key, self._state, actions)
+        host = to_host(timestep)
+        self._obs = host.obs
+        self._done = host.terminated or host.truncated
+        base_reward = float(host.reward[self.seat])
+        shaped_reward = float(host.shaped_reward[self.seat])
+        reward = base_reward
+        if self.reward_mode == "shaped":
+            reward += self.shaped_coef * shaped_reward
+        info = {
+            "base_reward": base_reward,
+            "shaped_reward": shaped_reward,
+            "episode_return": float(host.episode_return[self.seat]),
+            "time": host.time,
+        }
+        return self._obs[self.seat].copy(), reward, host.terminated, host.truncated, info
+
+    def _teammate_actions(self, obs: np.ndarray) -> list[int]:
+        """Actions of the non-ego seats, in seat order, given every seat's observation.
+
+        The one place the teammate is called; a policy protocol plugs in here.
+        """
+        num_actions = self.task.num_actions
+        if self.teammate is None:
+            return [
+                int(a) for a in self.np_random.integers(num_actions, size=len(self._teammate_seats))
+            ]
+        return [
+            check_action(
+                self.teammate(obs[i].copy()),
+                num_actions,
+                f"teammate (seat {i}) returned",
+                self.task_id,
+            )
+            for i in self._teammate_seats
+        ]
+
+    def render(self) -> np.ndarray | str | None:
+        if self.render_mode is None:
+            gymnasium.logger.warn(
+                f"{self.task_id}: render() called without a render_mode; pass "
+                f"render_mode= one of {self.metadata['render_modes']} to EgoEnv"
+            )
+            return None
+        if self._state is None:
+            raise gymnasium.error.ResetNeeded(f"{self.task_id}: call reset() before render()")
+        return render_state(self.task, self._state, self.render_mode)
+
+
+def register_gymnasium_envs() -> None:
+    """Register every task id as ``aht_bench/<id>`` with Gymnasium (idempotent).
+
+    Builds nothing: a task's backend is imported when `gymnasium.make` first builds it.
+    """
+    for task_id in registered_ids():
+        env_id = f"{GYMNASIUM_NAMESPACE}/{task_id}"
+        if env_id in gymnasium.registry:
+            continue
+        gymnasium.register(
+            id=env_id,
+            entry_point="aht_bench.envs.gym:EgoEnv",
+            kwargs={"task": task_id},
+            nondeterministic=False,
+        )
+
+
+register_gymnasium_envs()

@@ -1,0 +1,201 @@
+"""PettingZoo shell: every seat of a task as a `pettingzoo.ParallelEnv`.
+
+    env = ParallelEnv("lbf-v1")
+    obs, infos = env.reset(seed=0)
+    while env.agents:
+        actions = {agent: env.action_space(agent).sample() for agent in env.agents}
+        obs, rewards, terminations, truncations, infos = env.step(actions)
+
+Seats are named "agent_0".."agent_{n-1}"; these dicts exist only here, the JAX task keeps agents
+on a leading axis. The jitted reset/step are the ones `aht_bench.envs.gym` caches per task id.
+
+May import numpy, gymnasium, pettingzoo and aht_bench.envs (core, registry, gym).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pettingzoo
+from gymnasium import logger, spaces
+from gymnasium.utils import seeding
+
+from aht_bench.envs.core import Environment, EnvState
+from aht_bench.envs.gym import (
+    RENDER_FPS,
+    HostTimeStep,
+    check_action,
+    check_render_mode,
+    check_reward_mode,
+    compiled_task,
+    observation_space_of,
+    render_modes_of,
+    render_state,
+    to_host,
+)
+from aht_bench.envs.registry import resolve
+
+AgentID = str
+
+
+class ParallelEnv(pettingzoo.ParallelEnv[AgentID, np.ndarray, int]):
+    """All seats of a task, acting simultaneously.
+
+    Args:
+        task: a registered id or alias, e.g. ``"lbf-4p-v1"``.
+        reward: ``"base"`` (the reward evaluation scores) or ``"shaped"``
+            (``base + shaped_coef * shaped bonus``), per agent.
+        shaped_coef: weight of the shaped bonus when ``reward="shaped"``.
+        render_mode: ``"rgb_array"`` or ``"ansi"``, whichever the task supports
+            (``metadata["render_modes"]``), or None.
+
+    Each agent's info holds its ``base_reward``, ``shaped_reward``, ``episode_return`` (base
+    return so far) and the step count ``time``. When the episode ends (every seat terminates or
+    truncates together) ``agents`` becomes empty; call ``reset`` to start another.
+    """
+
+    metadata: dict[str, Any] = {
+        "render_modes": ["rgb_array", "ansi"],
+        "render_fps": RENDER_FPS,
+        "name": "aht_bench",
+        "is_parallelizable": True,
+    }
+
+    def __init__(
+        self,
+        task: str,
+        reward: str = "base",
+        shaped_coef: float = 1.0,
+        render_mode: str | None = None,
+    ):
+        if not isinstance(task, str):
+            raise TypeError(f"task must be a task id such as 'lbf-v1', got {task!r}")
+        self._task = compiled_task(resolve(task))
+        env = self._task.env
+        check_reward_mode(reward, shaped_coef)
+        check_render_mode(env, render_mode)
+
+        self.task_id = env.task_id
+        self.reward_mode = reward
+        self.shaped_coef = float(shaped_coef)
+        self.render_mode = render_mode
+        self.metadata = {
+            **type(self).metadata,
+            "render_modes": render_modes_of(env),
+            "name": f"aht_bench/{env.task_id}",
+        }
+        self.possible_agents: list[AgentID] = [f"agent_{i}" for i in range(env.num_agents)]
+        self.agents: list[AgentID] = []
+        # One space object per agent, returned as is on every call (PettingZoo's seeding needs it).
+        self._observation_spaces = {a: observation_space_of(env) for a in self.possible_agents}
+        self._action_spaces = {a: spaces.Discrete(env.num_actions) for a in self.possible_agents}
+        self.np_random: np.random.Generator | None = None
+        self._key = None
+        self._state: EnvState | None = None
+
+    @property
+    def task(self) -> Environment:
+        """The functional JAX task behind this shell (shared by every shell of the same id)."""
+        return self._task.env
+
+    @property
+    def env_state(self) -> EnvState | None:
+        """The current JAX `EnvState` (None before the first reset)."""
+        return self._state
+
+    def observation_space(self, agent: AgentID) -> spaces.Box:
+        return self._observation_spaces[self._check_agent(agent)]
+
+    def action_space(self, agent: AgentID) -> spaces.Discrete:
+        return self._action_spaces[self._check_agent(agent)]
+
+    def _check_agent(self, agent: AgentID) -> AgentID:
+        if agent not in self._action_spaces:
+            raise KeyError(
+                f"{self.task_id} has no agent {agent!r}; its agents are {self.possible_agents}"
+            )
+        return agent
+
+    def reset(
+        self, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[AgentID, np.ndarray], dict[AgentID, dict[str, Any]]]:
+        if seed is not None or self.np_random is None:
+            self.np_random, _ = seeding.np_random(seed)
+        jax_seed = np.uint32(self.np_random.integers(2**32))
+        self._key, self._state, timestep = self._task.reset(jax_seed)
+        host = to_host(timestep)
+        self.agents = list(self.possible_agents)
+        obs = {a: host.obs[i].copy() for i, a in enumerate(self.possible_agents)}
+        infos = {
+            a: {"episode_return": float(host.episode_return[i]), "time": host.time}
+            for i, a in enumerate(self.possible_agents)
+        }
+        return obs, infos
+
+    def step(
+        self, actions: dict[AgentID, Any]
+    ) -> tuple[
+        dict[AgentID, np.ndarray],
+        dict[AgentID, float],
+        dict[AgentID, bool],
+        dict[AgentID, bool],
+        dict[AgentID, dict[str, Any]],
+    ]:
+        if not self.agents:
+            why = "the episode has ended" if self._state is not None else "no episode started"
+            raise RuntimeError(f"{self.task_id}: {why}; call reset() first")
+        missing = [a for a in self.agents if a not in actions]
+        unknown = [a for a in actions if a not in self.agents]
+        if missing or unknown:
+            raise ValueError(
+                f"{self.task_id}: step() needs one action for each of {self.agents}"
+                + (f"; missing {missing}" if missing else "")
+                + (f"; unknown {unknown}" if unknown else "")
+            )
+        joint = np.array(
+            [
+                check_action(actions[a], self.task.num_actions, f"action of {a}", self.task_id)
+                for a in self.possible_agents
+            ],
+            np.int32,
+        )
+        self._key, self._state, timestep = self._task.step(self._key, self._state, joint)
+        host = to_host(timestep)
+        observations, rewards, terminations, truncations, infos = self._per_agent(host)
+        if host.terminated or host.truncated:
+            self.agents = []
+        return observations, rewards, terminations, truncations, infos
+
+    def _per_agent(self, host: HostTimeStep):
+        """Split a host timestep into PettingZoo's per-agent dicts."""
+        observations, rewards, terminations, truncations, infos = {}, {}, {}, {}, {}
+        for i, a in enumerate(self.possible_agents):
+            base_reward, shaped_reward = float(host.reward[i]), float(host.shaped_reward[i])
+            observations[a] = host.obs[i].copy()
+            rewards[a] = base_reward
+            if self.reward_mode == "shaped":
+                rewards[a] += self.shaped_coef * shaped_reward
+            terminations[a] = host.terminated
+            truncations[a] = host.truncated
+            infos[a] = {
+                "base_reward": base_reward,
+                "shaped_reward": shaped_reward,
+                "episode_return": float(host.episode_return[i]),
+                "time": host.time,
+            }
+        return observations, rewards, terminations, truncations, infos
+
+    def render(self) -> np.ndarray | str | None:
+        if self.render_mode is None:
+            logger.warn(
+                f"{self.task_id}: render() called without a render_mode; pass "
+                f"render_mode= one of {self.metadata['render_modes']} to ParallelEnv"
+            )
+            return None
+        if self._state is None:
+            raise RuntimeError(f"{self.task_id}: call reset() before render()")
+        return render_state(self.task, self._state, self.render_mode)
+
+    def close(self) -> None:
+        pass
