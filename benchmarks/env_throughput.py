@@ -1,8 +1,10 @@
 """Env steps/s of each aht-bench task against its raw backend, measured in the same run.
 
 Both sides do the same work: `--num-envs` envs vmapped, uniform-random actions drawn inside a
-jitted `lax.scan` of `--steps` steps, auto-reset included (aht-bench: `AutoReset(env)` with p0
-starts; JaxMARL: `Overcooked.step`, which auto-resets itself; Jumanji: its `AutoResetWrapper`).
+jitted `lax.scan` of `--steps` steps, every observation consumed (summed, as a policy would read
+it; otherwise XLA drops the observation work on both sides), auto-reset included (aht-bench:
+`AutoReset(env)` with p0 starts; JaxMARL: `Overcooked.step`, which auto-resets itself; Jumanji:
+its `AutoResetWrapper`).
 Runs of the two sides alternate and the median of `--repeats` runs is kept, so the ratio is
 robust to the noise of a shared machine. The matrix games are native (no backend): steps/s only.
 
@@ -39,7 +41,7 @@ def _aht_runner(task_id: str, num_envs: int, steps: int) -> Callable[[jax.Array]
                 k_act, (num_envs, env.num_agents), 0, env.num_actions, jnp.int32
             )
             state, ts = jax.vmap(env.step)(jax.random.split(k_env, num_envs), state, actions)
-            return state, ts.reward.sum()
+            return state, ts.reward.sum() + ts.obs.sum()
 
         _, rewards = jax.lax.scan(_env_step, state, jax.random.split(key, steps))
         return rewards.sum()
@@ -61,10 +63,11 @@ def _jaxmarl_runner(layout: str, num_envs: int, steps: int) -> Callable[[jax.Arr
             k_act, k_env = jax.random.split(step_key)
             a = jax.random.randint(k_act, (num_envs, 2), 0, 6, jnp.int32)
             actions = {"agent_0": a[:, 0], "agent_1": a[:, 1]}
-            _, state, rewards, _, _ = jax.vmap(env.step)(
+            obs, state, rewards, _, _ = jax.vmap(env.step)(
                 jax.random.split(k_env, num_envs), state, actions
             )
-            return state, rewards["agent_0"].sum()
+            seen = sum(o.sum(dtype=jnp.float32) for o in obs.values())
+            return state, rewards["agent_0"].sum() + seen
 
         _, rewards = jax.lax.scan(_env_step, state, jax.random.split(key, steps))
         return rewards.sum()
@@ -97,7 +100,8 @@ def _jumanji_runner(task_id: str, num_envs: int, steps: int) -> Callable[[jax.Ar
         def _env_step(state, step_key):
             actions = jax.random.randint(step_key, (num_envs, n_agents), 0, 6, jnp.int32)
             state, ts = jax.vmap(env.step)(state, actions)
-            return state, ts.reward.sum()
+            view = ts.observation.agents_view.sum(dtype=jnp.float32)
+            return state, ts.reward.sum() + view + ts.observation.step_count.sum()
 
         _, rewards = jax.lax.scan(_env_step, state, jax.random.split(key, steps))
         return rewards.sum()
