@@ -19,6 +19,7 @@ import platform
 import statistics
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -53,7 +54,9 @@ def _jaxmarl_runner(layout: str, num_envs: int, steps: int) -> Callable[[jax.Arr
     from flax.core.frozen_dict import FrozenDict
     from jaxmarl.environments.overcooked import Overcooked, overcooked_layouts
 
-    env = Overcooked(layout=FrozenDict(overcooked_layouts[layout]), max_steps=400)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # JaxMARL's note about OvercookedV2
+        env = Overcooked(layout=FrozenDict(overcooked_layouts[layout]), max_steps=400)
 
     @jax.jit
     def run(key):

@@ -46,7 +46,10 @@ May import jax, flax, numpy, PIL, jaxmarl and aht_bench.envs.core only.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
+import sys
 import warnings
 from collections import deque
 from typing import Any
@@ -59,8 +62,27 @@ from flax.core.frozen_dict import FrozenDict
 
 from aht_bench.envs.core import Environment, EnvState
 
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore")  # jaxmarl prints import notices and deprecation warnings
+
+@contextlib.contextmanager
+def _quiet_jaxmarl_import():
+    """Import jaxmarl without its stdout notices and deprecation warnings.
+
+    jaxmarl 0.2.0's mabrax module ends its import with `sys.stdout = sys.__stdout__` (and the same
+    for stderr), which silently undoes any redirection in force (pytest's capture, a notebook's
+    output, `contextlib.redirect_stdout`). So the real streams are swapped too, then restored.
+    """
+    saved = sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__
+    sink = io.StringIO()
+    sys.stdout = sys.stderr = sys.__stdout__ = sys.__stderr__ = sink  # type: ignore[misc]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__ = saved  # type: ignore[misc]
+
+
+with _quiet_jaxmarl_import():
     from jaxmarl.environments.overcooked import overcooked as _backend
     from jaxmarl.environments.overcooked.common import (
         COLOR_TO_INDEX,

@@ -10,6 +10,8 @@ built here with JaxMARL's own `make_overcooked_map`, not with the code under tes
 from __future__ import annotations
 
 import functools
+import subprocess
+import sys
 import warnings
 
 import jax
@@ -447,3 +449,20 @@ def test_render_rgb():
     env.validate(busy)
     other = env.render_rgb(busy)
     assert other.shape == frame.shape and not np.array_equal(other, frame)
+
+
+def test_importing_the_backend_keeps_stdout_redirection_and_prints_nothing():
+    # jaxmarl 0.2.0 prints notices on import and resets sys.stdout to sys.__stdout__ (mabrax);
+    # overcooked.py must neither print nor break a redirection in force (fresh process: the
+    # module is already imported here).
+    code = (
+        "import contextlib, io\n"
+        "buf = io.StringIO()\n"
+        "with contextlib.redirect_stdout(buf):\n"
+        "    import aht_bench.envs.overcooked\n"
+        "    print('kept')\n"
+        "assert buf.getvalue() == 'kept\\n', repr(buf.getvalue())\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
