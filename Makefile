@@ -21,8 +21,9 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
+# pytest exits 5 when no test is marked slow yet; that is not a failure
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -q -m slow
+	$(BIN)/python -m pytest -q -m slow; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
 
 lint: $(STAMP)
 	$(BIN)/ruff check aht_bench tests benchmarks
