@@ -44,7 +44,10 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write `data` to `path` so that a crash leaves either the old file or the new one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    umask = os.umask(0)
+    os.umask(umask)
     try:
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the usual permissions
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()

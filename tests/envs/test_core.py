@@ -111,3 +111,15 @@ def test_save_refuses_states_of_another_structure(tmp_path):
     with pytest.raises(envs.StateFileError, match="do not have the structure"):
         envs.save_states(tmp_path / "x.safetensors", env, bad)
     assert not list(tmp_path.iterdir())  # nothing half-written
+
+
+def test_state_files_get_ordinary_permissions(tmp_path):
+    import os
+
+    env = envs.make("sabotage-v1")
+    state, _ = env.reset(jax.random.PRNGKey(0))
+    card = envs.save_states(tmp_path / "s.safetensors", env, state)
+    umask = os.umask(0)
+    os.umask(umask)
+    for p in (tmp_path / "s.safetensors", card):
+        assert p.stat().st_mode & 0o777 == 0o666 & ~umask
