@@ -1,0 +1,38 @@
+"""Policies: the protocol, network policies, populations, safe saving/loading and a runner.
+
+`core` holds the one `Policy` protocol; `networks` the flax actor-critics (`MLPActorCritic`,
+`RecurrentEgo`); `population` stacked populations and named teammate sets; `io` safetensors +
+JSON-card files; `runner` a NumPy adapter for plain Python loops. The `heuristics` subpackage
+is imported on its own (`aht_bench.policies.heuristics`).
+"""
+
+from aht_bench.policies.core import Carry, Extras, Params, Policy, reset_carry_where
+from aht_bench.policies.io import (
+    ARCHITECTURES,
+    PolicyFileError,
+    load_policy,
+    read_card,
+    save_policy,
+)
+from aht_bench.policies.networks import GRUCarry, MLPActorCritic, RecurrentEgo
+from aht_bench.policies.population import Population, TeammateSet
+from aht_bench.policies.runner import PolicyRunner
+
+__all__ = [
+    "ARCHITECTURES",
+    "Carry",
+    "Extras",
+    "GRUCarry",
+    "MLPActorCritic",
+    "Params",
+    "Policy",
+    "PolicyFileError",
+    "PolicyRunner",
+    "Population",
+    "RecurrentEgo",
+    "TeammateSet",
+    "load_policy",
+    "read_card",
+    "save_policy",
+    "reset_carry_where",
+]
