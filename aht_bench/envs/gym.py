@@ -92,6 +92,13 @@ def to_host(timestep: TimeStep) -> HostTimeStep:
     )
 
 
+def _is_policy(teammate: Any) -> bool:
+    """Whether `teammate` follows the policy protocol (init_carry + act), not a bare callable."""
+    return callable(getattr(teammate, "init_carry", None)) and callable(
+        getattr(teammate, "act", None)
+    )
+
+
 def render_modes_of(env: Environment) -> list[str]:
     """Render modes a task supports: "rgb_array" (has render_rgb), "ansi" (has render_text)."""
     modes = []
@@ -163,9 +170,13 @@ class EgoEnv(gymnasium.Env):
 
     Args:
         task: a registered id or alias, e.g. ``"lbf-v1"`` or ``"forced_coord"``.
-        teammate: a callable ``obs (obs_dim,) float32 -> int action``, called once per step for
-            each non-ego seat with that seat's observation; None plays uniform random actions
-            drawn from ``self.np_random`` (so ``reset(seed=...)`` fixes the whole episode).
+        teammate: either a policy of the protocol in ``aht_bench.policies`` (heuristic or
+            network, with its ``teammate_params``), run for each non-ego seat with its own
+            carry, reset and reseeded at every ``reset``; or any callable
+            ``obs (obs_dim,) float32 -> int action``, called once per step for each non-ego
+            seat with that seat's observation; None plays uniform random actions drawn from
+            ``self.np_random``. Either way ``reset(seed=...)`` fixes the whole episode.
+        teammate_params: the params of a protocol-policy teammate (None for heuristics).
         seat: the ego agent's index in ``[0, num_agents)``.
         reward: ``"base"`` (the reward evaluation scores) or ``"shaped"``
             (``base + shaped_coef * shaped bonus``).
@@ -185,11 +196,12 @@ class EgoEnv(gymnasium.Env):
     def __init__(
         self,
         task: str,
-        teammate: Teammate | None = None,
+        teammate: Teammate | Any | None = None,
         seat: int = 0,
         reward: str = "base",
         shaped_coef: float = 1.0,
         render_mode: str | None = None,
+        teammate_params: Any = None,
     ):
         if not isinstance(task, str):
             raise TypeError(f"task must be a task id such as 'sabotage-v1', got {task!r}")
@@ -202,10 +214,10 @@ class EgoEnv(gymnasium.Env):
                 f"seat {seat} is out of range: {env.task_id} has {env.num_agents} seats, "
                 f"pass seat in [0, {env.num_agents})"
             )
-        if teammate is not None and not callable(teammate):
+        if teammate is not None and not callable(teammate) and not _is_policy(teammate):
             raise TypeError(
-                f"teammate must be a callable obs -> action (or None for uniform random), "
-                f"got {teammate!r}"
+                "teammate must be a policy (init_carry + act, see aht_bench.policies), a "
+                f"callable obs -> action, or None for uniform random; got {teammate!r}"
             )
         check_reward_mode(reward, shaped_coef)
         check_render_mode(env, render_mode)
@@ -213,6 +225,9 @@ class EgoEnv(gymnasium.Env):
         self.task_id = env.task_id
         self.seat = int(seat)
         self.teammate = teammate
+        self.teammate_params = teammate_params
+        self._teammate_is_policy = _is_policy(teammate)
+        self._runners: list[Any] = []
         self.reward_mode = reward
         self.shaped_coef = float(shaped_coef)
         self.render_mode = render_mode
@@ -241,6 +256,12 @@ class EgoEnv(gymnasium.Env):
         super().reset(seed=seed)
         jax_seed = np.uint32(self.np_random.integers(2**32))
         self._key, self._state, timestep = self._task.reset(jax_seed)
+        if self._teammate_is_policy:
+            from aht_bench.policies.runner import PolicyRunner
+
+            policy: Any = self.teammate
+            seeds = self.np_random.integers(2**31, size=len(self._teammate_seats))
+            self._runners = [PolicyRunner(policy, self.teammate_params, seed=int(s)) for s in seeds]
         host = to_host(timestep)
         self._obs = host.obs
         self._done = False
@@ -277,6 +298,13 @@ class EgoEnv(gymnasium.Env):
         The one place the teammate is called; a policy protocol plugs in here.
         """
         num_actions = self.task.num_actions
+        if self._teammate_is_policy:
+            return [
+                check_action(
+                    runner.act(obs[i]), num_actions, f"teammate (seat {i}) chose", self.task_id
+                )
+                for runner, i in zip(self._runners, self._teammate_seats, strict=True)
+            ]
         if self.teammate is None:
             return [
                 int(a) for a in self.np_random.integers(num_actions, size=len(self._teammate_seats))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 
 import gymnasium
+import jax
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
@@ -274,3 +275,33 @@ def test_gymnasium_vector_env_runs_the_shell():
         obs, reward, terminated, truncated, info = envs_.step(envs_.action_space.sample())
         assert obs.shape == (3, 30) and set(info) >= {"base_reward", "episode_return"}
     envs_.close()
+
+
+# ------------------------------------------------------------------ protocol-policy teammates
+@pytest.mark.parametrize("task_id", ["lbf-v1", "overcooked-forced_coord-v1"])
+def test_egoenv_with_a_network_teammate_passes_check_env_and_is_seeded(task_id):
+    from aht_bench.policies import MLPActorCritic, RecurrentEgo
+
+    env = envs.make(task_id)
+    for policy in (
+        MLPActorCritic(env.obs_dim, env.num_actions),
+        RecurrentEgo(env.obs_dim, env.num_actions, hidden=16),
+    ):
+        params = policy.init(jax.random.PRNGKey(0))
+        ego = EgoEnv(task_id, teammate=policy, teammate_params=params)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            check_env(ego.unwrapped)
+        problems = [m for m in _gymnasium_warnings(caught) if "not having a spec" not in m]
+        assert not problems, problems
+
+        def episode(seed, ego=ego):
+            obs, _ = ego.reset(seed=seed)
+            seen = [obs]
+            for _ in range(30):
+                obs, *_ = ego.step(0)
+                seen.append(obs)
+            return np.stack(seen)
+
+        np.testing.assert_array_equal(episode(3), episode(3))
+        assert len(ego._runners) == env.num_agents - 1
