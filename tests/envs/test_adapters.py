@@ -225,7 +225,7 @@ def test_bad_arguments_raise_errors_naming_the_problem():
         ParallelEnv("sabotage-v1", reward="dense")
     with pytest.raises(ValueError, match="shaped_coef must be a finite number"):
         EgoEnv("sabotage-v1", reward="shaped", shaped_coef=float("nan"))
-    with pytest.raises(TypeError, match="teammate must be a callable"):
+    with pytest.raises(TypeError, match="teammate must be a policy .* or None"):
         EgoEnv("sabotage-v1", teammate=2)
     with pytest.raises(ValueError, match=r"render_mode='rgb_array' is not supported.*'ansi'"):
         EgoEnv("sabotage-v1", render_mode="rgb_array")
@@ -270,10 +270,12 @@ def test_numpy_actions_are_accepted():
 def test_gymnasium_vector_env_runs_the_shell():
     envs_ = gymnasium.make_vec("aht_bench/sabotage-v1", num_envs=3, vectorization_mode="sync")
     obs, _ = envs_.reset(seed=0)
+    envs_.action_space.seed(0)
     assert obs.shape == (3, 30) and obs.dtype == np.float32
     for _ in range(7):  # crosses episode ends: the vector env resets the shell itself
         obs, reward, terminated, truncated, info = envs_.step(envs_.action_space.sample())
-        assert obs.shape == (3, 30) and set(info) >= {"base_reward", "episode_return"}
+        # a step on which every sub-env was reset carries reset infos only (no base_reward)
+        assert obs.shape == (3, 30) and set(info) >= {"episode_return", "time"}
     envs_.close()
 
 
@@ -305,3 +307,28 @@ def test_egoenv_with_a_network_teammate_passes_check_env_and_is_seeded(task_id):
 
         np.testing.assert_array_equal(episode(3), episode(3))
         assert len(ego._runners) == env.num_agents - 1
+
+
+@pytest.mark.parametrize("name", ["lexi", "nearest"])
+def test_egoenv_with_an_lbf_heuristic_teammate_passes_check_env(name):
+    from aht_bench.policies.heuristics import lbf_heuristic
+
+    ego = EgoEnv("lbf-v1", teammate=lbf_heuristic(name), seat=1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(ego.unwrapped)
+    problems = [m for m in _gymnasium_warnings(caught) if "not having a spec" not in m]
+    assert not problems, problems
+    # an ego that copies the heuristic's order and plan eats every food with it
+    ego_policy = lbf_heuristic(name, order_from="partner") if name == "nearest" else None
+    from aht_bench.policies import PolicyRunner
+
+    mate = PolicyRunner(ego_policy or lbf_heuristic(name), None)
+    obs, _ = ego.reset(seed=5)
+    mate.reset()
+    total, done = 0.0, False
+    while not done:
+        obs, reward, terminated, truncated, _ = ego.step(mate.act(obs))
+        total += reward
+        done = terminated or truncated
+    assert total == pytest.approx(0.5)
