@@ -1,7 +1,7 @@
 """Frames and GIFs of episodes: RGB for grid tasks (the task's `render_rgb`), text for the
 matrix games (`render_text`, drawn onto a frame when a GIF is asked for).
 
-May import numpy, PIL, jax and aht_bench.envs.
+May import numpy, PIL, jax, aht_bench.envs and aht_bench.files.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from PIL import Image, ImageDraw
 
 from aht_bench.envs.core import Environment, EnvState
 from aht_bench.envs.rollout import random_rollout
-from aht_bench.envs.state_io import atomic_write_bytes
+from aht_bench.files import atomic_write_bytes
 
 POLICIES = ("random",)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from safetensors.numpy import load as st_load
 from safetensors.numpy import save as st_save
 
 from aht_bench.envs.core import Environment, EnvState
+from aht_bench.files import atomic_write_bytes, check_sha256
 
 FORMAT = "aht-bench-states"
 FORMAT_VERSION = 1
@@ -38,25 +38,6 @@ def _package_version() -> str:
     from aht_bench import __version__
 
     return __version__
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write `data` to `path` so that a crash leaves either the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the usual permissions
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _flatten(tree: Any) -> dict[str, Any]:
@@ -126,12 +107,7 @@ def load_states(path: str | os.PathLike[str], env: Environment) -> EnvState[Any]
             f"load it with aht_bench.envs.make({card.get('task_id')!r})"
         )
     blob = path.read_bytes()
-    digest = hashlib.sha256(blob).hexdigest()
-    if digest != card.get("sha256"):
-        raise StateFileError(
-            f"{path} does not match the sha256 in its card (file {digest[:12]}..., "
-            f"card {str(card.get('sha256'))[:12]}...): the file is corrupted or was edited"
-        )
+    check_sha256(path, blob, card.get("sha256"), StateFileError)
     tensors = st_load(blob)
     batch_shape = tuple(card.get("batch_shape", []))
     template = _template(env, batch_shape)

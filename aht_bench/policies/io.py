@@ -34,7 +34,7 @@ from safetensors import SafetensorError
 from safetensors.numpy import load as st_load
 from safetensors.numpy import save as st_save
 
-from aht_bench.envs.state_io import atomic_write_bytes
+from aht_bench.files import atomic_write_bytes, check_sha256
 from aht_bench.policies.core import Params
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 
@@ -230,12 +230,7 @@ def load_policy(path: str | os.PathLike[str]) -> tuple[NetworkPolicy, Params]:
         )
     card = _read_card(path)
     policy = _build_policy(path, card)  # a frozen dataclass of ints; no weights yet
-    digest = hashlib.sha256(blob).hexdigest()
-    if digest != card.get("sha256"):
-        raise PolicyFileError(
-            f"{path} does not match the sha256 in its card (file {digest[:12]}..., "
-            f"card {str(card.get('sha256'))[:12]}...): the file is corrupted or was edited"
-        )
+    check_sha256(path, blob, card.get("sha256"), PolicyFileError)
     try:
         tensors = st_load(blob)
     except (SafetensorError, ValueError) as e:
