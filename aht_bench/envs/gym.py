@@ -165,6 +165,65 @@ def check_action(action: Any, num_actions: int, who: str, task_id: str) -> int:
     )
 
 
+class FoldedSeats:
+    """The seats a shell plays itself, each by a teammate: the one place teammates are called.
+
+    `teammates` maps a seat index to a policy of the protocol in ``aht_bench.policies`` with its
+    params (run with its own carry and PRNG stream, a fresh `PolicyRunner` per episode), a
+    callable ``obs (obs_dim,) float32 -> int action``, or None for uniform random actions. Every
+    random draw comes from the shell's ``np_random``, so ``reset(seed=...)`` fixes the episode.
+    """
+
+    def __init__(self, task_id: str, num_actions: int, teammates: dict[int, tuple[Any, Any]]):
+        for seat, (teammate, _) in teammates.items():
+            if teammate is not None and not callable(teammate) and not _is_policy(teammate):
+                raise TypeError(
+                    f"the teammate of seat {seat} must be a policy (init_carry + act, see "
+                    "aht_bench.policies), a callable obs -> action, or None for uniform random; "
+                    f"got {teammate!r}"
+                )
+        self.task_id = task_id
+        self.num_actions = num_actions
+        self.teammates = dict(sorted(teammates.items()))
+        self.seats = list(self.teammates)
+        self._runners: dict[int, Any] = {}
+
+    def reset(self, np_random: np.random.Generator) -> None:
+        """Fresh carries and PRNG streams for the protocol-policy teammates (call at each reset)."""
+        policy_seats = [s for s, (t, _) in self.teammates.items() if _is_policy(t)]
+        if not policy_seats:
+            return
+        from aht_bench.policies.runner import PolicyRunner  # the policies layer imports envs
+
+        seeds = np_random.integers(2**31, size=len(policy_seats))
+        self._runners = {
+            s: PolicyRunner(self.teammates[s][0], self.teammates[s][1], seed=int(seed))
+            for s, seed in zip(policy_seats, seeds, strict=True)
+        }
+
+    def actions(self, obs: np.ndarray, np_random: np.random.Generator) -> list[int]:
+        """Actions of the folded seats, in seat order, given every seat's observation `obs`."""
+        random_seats = [s for s, (t, _) in self.teammates.items() if t is None]
+        drawn = iter(np_random.integers(self.num_actions, size=len(random_seats)).tolist())
+        out = []
+        for seat, (teammate, _) in self.teammates.items():
+            if teammate is None:
+                out.append(int(next(drawn)))
+            elif seat in self._runners:
+                who = f"teammate (seat {seat}) chose"
+                out.append(
+                    check_action(
+                        self._runners[seat].act(obs[seat]), self.num_actions, who, self.task_id
+                    )
+                )
+            else:
+                who = f"teammate (seat {seat}) returned"
+                out.append(
+                    check_action(teammate(obs[seat].copy()), self.num_actions, who, self.task_id)
+                )
+        return out
+
+
 class EgoEnv(gymnasium.Env):
     """One seat (`seat`) of a task; every other seat is played by `teammate`.
 
@@ -226,8 +285,6 @@ class EgoEnv(gymnasium.Env):
         self.seat = int(seat)
         self.teammate = teammate
         self.teammate_params = teammate_params
-        self._teammate_is_policy = _is_policy(teammate)
-        self._runners: list[Any] = []
         self.reward_mode = reward
         self.shaped_coef = float(shaped_coef)
         self.render_mode = render_mode
@@ -235,6 +292,11 @@ class EgoEnv(gymnasium.Env):
         self.observation_space = observation_space_of(env)
         self.action_space = spaces.Discrete(env.num_actions)
         self._teammate_seats = [i for i in range(env.num_agents) if i != self.seat]
+        self._folded = FoldedSeats(
+            env.task_id,
+            env.num_actions,
+            {i: (teammate, teammate_params) for i in self._teammate_seats},
+        )
         self._key: jax.Array | None = None
         self._state: EnvState | None = None
         self._obs: np.ndarray | None = None  # (num_agents, obs_dim) float32: current obs
@@ -256,12 +318,7 @@ class EgoEnv(gymnasium.Env):
         super().reset(seed=seed)
         jax_seed = np.uint32(self.np_random.integers(2**32))
         self._key, self._state, timestep = self._task.reset(jax_seed)
-        if self._teammate_is_policy:
-            from aht_bench.policies.runner import PolicyRunner
-
-            policy: Any = self.teammate
-            seeds = self.np_random.integers(2**31, size=len(self._teammate_seats))
-            self._runners = [PolicyRunner(policy, self.teammate_params, seed=int(s)) for s in seeds]
+        self._folded.reset(self.np_random)
         host = to_host(timestep)
         self._obs = host.obs
         self._done = False
@@ -274,7 +331,7 @@ class EgoEnv(gymnasium.Env):
             raise gymnasium.error.ResetNeeded(f"{self.task_id}: {why}; call reset() first")
         actions = np.empty(self.task.num_agents, np.int32)
         actions[self.seat] = check_action(action, self.task.num_actions, "action", self.task_id)
-        actions[self._teammate_seats] = self._teammate_actions(self._obs)
+        actions[self._teammate_seats] = self._folded.actions(self._obs, self.np_random)
         self._key, self._state, timestep = self._task.step(self._key, self._state, actions)
         host = to_host(timestep)
         self._obs = host.obs
@@ -291,33 +348,6 @@ class EgoEnv(gymnasium.Env):
             "time": host.time,
         }
         return self._obs[self.seat].copy(), reward, host.terminated, host.truncated, info
-
-    def _teammate_actions(self, obs: np.ndarray) -> list[int]:
-        """Actions of the non-ego seats, in seat order, given every seat's observation.
-
-        The one place the teammate is called; a policy protocol plugs in here.
-        """
-        num_actions = self.task.num_actions
-        if self._teammate_is_policy:
-            return [
-                check_action(
-                    runner.act(obs[i]), num_actions, f"teammate (seat {i}) chose", self.task_id
-                )
-                for runner, i in zip(self._runners, self._teammate_seats, strict=True)
-            ]
-        if self.teammate is None:
-            return [
-                int(a) for a in self.np_random.integers(num_actions, size=len(self._teammate_seats))
-            ]
-        return [
-            check_action(
-                self.teammate(obs[i].copy()),
-                num_actions,
-                f"teammate (seat {i}) returned",
-                self.task_id,
-            )
-            for i in self._teammate_seats
-        ]
 
     def render(self) -> np.ndarray | str | None:
         if self.render_mode is None:

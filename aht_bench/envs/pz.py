@@ -7,13 +7,20 @@
         obs, rewards, terminations, truncations, infos = env.step(actions)
 
 Seats are named "agent_0".."agent_{n-1}"; these dicts exist only here, the JAX task keeps agents
-on a leading axis. The jitted reset/step are the ones `aht_bench.envs.gym` caches per task id.
+on a leading axis. Seats given in `teammates` are played inside the shell by a fixed policy
+(heuristic, network, any callable) and leave `agents`, so a learner sees only its own seats:
+
+    env = ParallelEnv("lbf-4p-v1", teammates={"agent_2": lbf_heuristic("lexi", num_agents=4),
+                                               "agent_3": (network, params)})
+
+The jitted reset/step are the ones `aht_bench.envs.gym` caches per task id.
 
 May import numpy, gymnasium, pettingzoo and aht_bench.envs (core, registry, gym).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -24,6 +31,7 @@ from gymnasium.utils import seeding
 from aht_bench.envs.core import Environment, EnvState
 from aht_bench.envs.gym import (
     RENDER_FPS,
+    FoldedSeats,
     HostTimeStep,
     check_action,
     check_render_mode,
@@ -49,6 +57,12 @@ class ParallelEnv(pettingzoo.ParallelEnv[AgentID, np.ndarray, int]):
         shaped_coef: weight of the shaped bonus when ``reward="shaped"``.
         render_mode: ``"rgb_array"`` or ``"ansi"``, whichever the task supports
             (``metadata["render_modes"]``), or None.
+        teammates: seats played by the shell itself, ``{"agent_1": teammate, ...}``; a
+            teammate is a policy of the protocol in ``aht_bench.policies`` (a heuristic, whose
+            params are None), a ``(policy, params)`` pair, or a callable
+            ``obs (obs_dim,) float32 -> int action``. Those seats are not in
+            ``possible_agents``; each protocol policy gets its own carry and PRNG stream, drawn
+            from the ``reset`` seed.
 
     Each agent's info holds its ``base_reward``, ``shaped_reward``, ``episode_return`` (base
     return so far) and the step count ``time``. When the episode ends (every seat terminates or
@@ -68,6 +82,7 @@ class ParallelEnv(pettingzoo.ParallelEnv[AgentID, np.ndarray, int]):
         reward: str = "base",
         shaped_coef: float = 1.0,
         render_mode: str | None = None,
+        teammates: Mapping[AgentID, Any] | None = None,
     ):
         if not isinstance(task, str):
             raise TypeError(f"task must be a task id such as 'lbf-v1', got {task!r}")
@@ -85,7 +100,17 @@ class ParallelEnv(pettingzoo.ParallelEnv[AgentID, np.ndarray, int]):
             "render_modes": render_modes_of(env),
             "name": f"aht_bench/{env.task_id}",
         }
-        self.possible_agents: list[AgentID] = [f"agent_{i}" for i in range(env.num_agents)]
+        seats = [f"agent_{i}" for i in range(env.num_agents)]
+        self._folded = FoldedSeats(
+            env.task_id, env.num_actions, _teammate_seats(env.task_id, seats, teammates or {})
+        )
+        if len(self._folded.seats) == env.num_agents:
+            raise ValueError(
+                f"teammates fill every seat of {env.task_id}; leave at least one of {seats} "
+                "to be played through step()"
+            )
+        self._seat_of = {a: i for i, a in enumerate(seats) if i not in self._folded.seats}
+        self.possible_agents: list[AgentID] = list(self._seat_of)
         self.agents: list[AgentID] = []
         # One space object per agent, returned as is on every call (PettingZoo's seeding needs it).
         self._observation_spaces = {a: observation_space_of(env) for a in self.possible_agents}
@@ -93,6 +118,7 @@ class ParallelEnv(pettingzoo.ParallelEnv[AgentID, np.ndarray, int]):
         self.np_random: np.random.Generator | None = None
         self._key = None
         self._state: EnvState | None = None
+        self._obs: np.ndarray | None = None  # (num_agents, obs_dim): every seat's current obs
 
     @property
     def task(self) -> Environment:
@@ -124,12 +150,14 @@ class ParallelEnv(pettingzoo.ParallelEnv[AgentID, np.ndarray, int]):
             self.np_random, _ = seeding.np_random(seed)
         jax_seed = np.uint32(self.np_random.integers(2**32))
         self._key, self._state, timestep = self._task.reset(jax_seed)
+        self._folded.reset(self.np_random)
         host = to_host(timestep)
+        self._obs = host.obs
         self.agents = list(self.possible_agents)
-        obs = {a: host.obs[i].copy() for i, a in enumerate(self.possible_agents)}
+        obs = {a: host.obs[i].copy() for a, i in self._seat_of.items()}
         infos = {
             a: {"episode_return": float(host.episode_return[i]), "time": host.time}
-            for i, a in enumerate(self.possible_agents)
+            for a, i in self._seat_of.items()
         }
         return obs, infos
 
@@ -153,15 +181,16 @@ class ParallelEnv(pettingzoo.ParallelEnv[AgentID, np.ndarray, int]):
                 + (f"; missing {missing}" if missing else "")
                 + (f"; unknown {unknown}" if unknown else "")
             )
-        joint = np.array(
-            [
-                check_action(actions[a], self.task.num_actions, f"action of {a}", self.task_id)
-                for a in self.possible_agents
-            ],
-            np.int32,
-        )
+        joint = np.empty(self.task.num_agents, np.int32)
+        for a, i in self._seat_of.items():
+            joint[i] = check_action(
+                actions[a], self.task.num_actions, f"action of {a}", self.task_id
+            )
+        assert self._obs is not None and self.np_random is not None
+        joint[self._folded.seats] = self._folded.actions(self._obs, self.np_random)
         self._key, self._state, timestep = self._task.step(self._key, self._state, joint)
         host = to_host(timestep)
+        self._obs = host.obs
         observations, rewards, terminations, truncations, infos = self._per_agent(host)
         if host.terminated or host.truncated:
             self.agents = []
@@ -170,7 +199,7 @@ class ParallelEnv(pettingzoo.ParallelEnv[AgentID, np.ndarray, int]):
     def _per_agent(self, host: HostTimeStep):
         """Split a host timestep into PettingZoo's per-agent dicts."""
         observations, rewards, terminations, truncations, infos = {}, {}, {}, {}, {}
-        for i, a in enumerate(self.possible_agents):
+        for a, i in self._seat_of.items():
             base_reward, shaped_reward = float(host.reward[i]), float(host.shaped_reward[i])
             observations[a] = host.obs[i].copy()
             rewards[a] = base_reward
@@ -199,3 +228,27 @@ class ParallelEnv(pettingzoo.ParallelEnv[AgentID, np.ndarray, int]):
 
     def close(self) -> None:
         pass
+
+
+def _teammate_seats(
+    task_id: str, seats: list[AgentID], teammates: Mapping[AgentID, Any]
+) -> dict[int, tuple[Any, Any]]:
+    """`teammates` keyed by seat index, each as a (teammate, params) pair."""
+    if not isinstance(teammates, Mapping):
+        raise TypeError(
+            f"teammates must be a dict such as {{'agent_1': policy}}, got {teammates!r}"
+        )
+    out = {}
+    for agent, teammate in teammates.items():
+        if agent not in seats:
+            raise KeyError(
+                f"{task_id} has no seat {agent!r} to give a teammate; its seats are {seats}"
+            )
+        if teammate is None:
+            raise TypeError(
+                f"the teammate of {agent} is None; pass a policy, a (policy, params) pair or a "
+                "callable obs -> action (leave the seat out to play it through step())"
+            )
+        pair = teammate if isinstance(teammate, tuple) and len(teammate) == 2 else (teammate, None)
+        out[seats.index(agent)] = pair
+    return out

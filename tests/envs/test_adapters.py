@@ -306,7 +306,7 @@ def test_egoenv_with_a_network_teammate_passes_check_env_and_is_seeded(task_id):
             return np.stack(seen)
 
         np.testing.assert_array_equal(episode(3), episode(3))
-        assert len(ego._runners) == env.num_agents - 1
+        assert len(ego._folded._runners) == env.num_agents - 1
 
 
 @pytest.mark.parametrize("name", ["lexi", "nearest"])
@@ -332,3 +332,96 @@ def test_egoenv_with_an_lbf_heuristic_teammate_passes_check_env(name):
         total += reward
         done = terminated or truncated
     assert total == pytest.approx(0.5)
+
+
+def test_egoenv_with_a_loaded_network_teammate_passes_check_env(tmp_path):
+    from aht_bench.policies import MLPActorCritic
+    from aht_bench.policies.io import load_policy, save_policy
+
+    env = envs.make("overcooked-cramped_room-v1")
+    policy = MLPActorCritic(env.obs_dim, env.num_actions)
+    save_policy(tmp_path / "mate", policy, policy.init(jax.random.PRNGKey(3)))
+    loaded, params = load_policy(tmp_path / "mate")
+    ego = EgoEnv(env.task_id, teammate=loaded, teammate_params=params, seat=1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(ego.unwrapped)
+    problems = [m for m in _gymnasium_warnings(caught) if "not having a spec" not in m]
+    assert not problems, problems
+
+
+# ------------------------------------------------------------------ PettingZoo folded seats
+def test_pettingzoo_folded_heuristic_seat_matches_the_gymnasium_shell():
+    # Seat 1 played by the lexi heuristic inside the shell: the PettingZoo shell then exposes only
+    # agent_0 and steps the same episode as EgoEnv with the same teammate and seed.
+    from aht_bench.policies.heuristics import lbf_heuristic
+
+    mate = lbf_heuristic("lexi")
+    par = ParallelEnv("lbf-v1", teammates={"agent_1": mate})
+    ego = EgoEnv("lbf-v1", teammate=mate, seat=0)
+    assert par.possible_agents == ["agent_0"]
+    par_obs, _ = par.reset(seed=7)
+    ego_obs, _ = ego.reset(seed=7)
+    rng = np.random.default_rng(0)
+    returns = []
+    while par.agents:
+        np.testing.assert_array_equal(par_obs["agent_0"], ego_obs)
+        a = int(rng.integers(6))
+        par_obs, rewards, terms, truncs, infos = par.step({"agent_0": a})
+        ego_obs, reward, terminated, truncated, info = ego.step(a)
+        assert (rewards["agent_0"], terms["agent_0"], truncs["agent_0"]) == (
+            reward,
+            terminated,
+            truncated,
+        )
+        assert infos["agent_0"] == info
+        returns.append(reward)
+    assert len(returns) >= 1
+
+
+def test_pettingzoo_with_folded_seats_passes_the_api_tests():
+    from aht_bench.policies import MLPActorCritic
+    from aht_bench.policies.heuristics import lbf_heuristic
+
+    env = envs.make("lbf-4p-v1")
+    net = MLPActorCritic(env.obs_dim, env.num_actions)
+    teammates = {
+        "agent_1": lbf_heuristic("col", num_agents=4),
+        "agent_3": (net, net.init(jax.random.PRNGKey(0))),
+    }
+    par = ParallelEnv("lbf-4p-v1", teammates=teammates)
+    assert par.possible_agents == ["agent_0", "agent_2"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        parallel_api_test(par, num_cycles=env.horizon + 2)
+        parallel_seed_test(lambda: ParallelEnv("lbf-4p-v1", teammates=teammates), num_cycles=20)
+    problems = [str(w.message) for w in caught if "pettingzoo" in w.filename]
+    assert not problems, problems
+
+    # a callable teammate sees its own seat's observation
+    seen = []
+    par = ParallelEnv("lbf-v1", teammates={"agent_0": lambda obs: seen.append(obs) or 0})
+    obs, _ = par.reset(seed=0)
+    assert par.possible_agents == ["agent_1"]
+    par.step({"agent_1": 0})
+    start_obs, _ = ParallelEnv("lbf-v1").reset(seed=0)
+    np.testing.assert_array_equal(seen[0], start_obs["agent_0"])
+
+
+def test_pettingzoo_teammates_bad_arguments_name_the_problem():
+    from aht_bench.policies.heuristics import lbf_heuristic
+
+    with pytest.raises(KeyError, match=r"no seat 'agent_2'.*\['agent_0', 'agent_1'\]"):
+        ParallelEnv("lbf-v1", teammates={"agent_2": lbf_heuristic("lexi")})
+    with pytest.raises(TypeError, match="teammate of agent_1 is None"):
+        ParallelEnv("lbf-v1", teammates={"agent_1": None})
+    with pytest.raises(TypeError, match="must be a policy"):
+        ParallelEnv("lbf-v1", teammates={"agent_1": 3})
+    with pytest.raises(TypeError, match="must be a dict"):
+        ParallelEnv("lbf-v1", teammates=[lbf_heuristic("lexi")])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="fill every seat"):
+        ParallelEnv("sabotage-v1", teammates={"agent_0": lambda o: 0, "agent_1": lambda o: 0})
+    par = ParallelEnv("sabotage-v1", teammates={"agent_1": lambda o: 7})
+    par.reset(seed=0)
+    with pytest.raises(ValueError, match=r"teammate \(seat 1\) returned 7 is outside"):
+        par.step({"agent_0": 0})
