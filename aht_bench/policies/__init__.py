@@ -11,8 +11,10 @@ from aht_bench.policies.io import (
     ARCHITECTURES,
     PolicyFileError,
     load_policy,
+    load_population,
     read_card,
     save_policy,
+    save_population,
 )
 from aht_bench.policies.networks import GRUCarry, MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population, TeammateSet
@@ -32,7 +34,9 @@ __all__ = [
     "RecurrentEgo",
     "TeammateSet",
     "load_policy",
+    "load_population",
     "read_card",
     "save_policy",
+    "save_population",
     "reset_carry_where",
 ]

@@ -6,6 +6,9 @@ format and version, the architecture's class name and constructor kwargs, obs_di
 the task id (if given), a provenance dict, the sha256 of the safetensors bytes and every
 tensor's shape and dtype.
 
+`save_population(path, population)` / `load_population(path)` do the same for a `Population`:
+the members' params are stacked on a leading axis and the card says `population_size`.
+
 `load_policy(path) -> (policy, params)` checks, before it builds anything: that the file is not
 a pickle or zip payload, that the card exists and is ours, that the architecture is in the
 allow-list `ARCHITECTURES` (classes are never imported by name), the sha256, that every
@@ -15,7 +18,7 @@ problem.
 
 Writes are atomic (temp file in the same folder, fsync, rename; `atomic_write_bytes`).
 
-May import jax, flax, numpy, safetensors, aht_bench.envs.state_io and aht_bench.policies.
+May import jax, flax, numpy, safetensors, aht_bench.files and aht_bench.policies.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from safetensors.numpy import save as st_save
 from aht_bench.files import atomic_write_bytes, check_sha256
 from aht_bench.policies.core import Params
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
+from aht_bench.policies.population import Population
 
 FORMAT = "aht-bench-policy"
 FORMAT_VERSION = 1
@@ -100,7 +104,31 @@ def save_policy(
     `card_extra` may hold "task_id" (str) and "provenance" (a JSON-able dict: training
     algorithm, seed, steps, ...); any other keys go to the card's "extra" entry.
     """
-    path = Path(path)
+    return _save(Path(path), policy, params, card_extra, population_size=None)
+
+
+def save_population(
+    path: str | os.PathLike[str],
+    population: Population,
+    card_extra: dict[str, Any] | None = None,
+) -> Path:
+    """Save a `Population` (its members' stacked params); returns the path of the JSON card.
+
+    The file is a policy file whose tensors carry the members on a leading axis and whose card
+    says `population_size`; `card_extra` as in `save_policy`.
+    """
+    policy: Any = population.policy
+    return _save(Path(path), policy, population.params, card_extra, population.size)
+
+
+def _save(
+    path: Path,
+    policy: NetworkPolicy,
+    params: Params,
+    card_extra: dict[str, Any] | None,
+    population_size: int | None,
+) -> Path:
+    lead = () if population_size is None else (population_size,)
     name = type(policy).__name__
     if ARCHITECTURES.get(name) is not type(policy):
         raise PolicyFileError(
@@ -109,11 +137,12 @@ def save_policy(
     tensors = {k: np.array(v, order="C") for k, v in _flatten(params).items()}
     template = _flatten(_template(policy))
     for k, spec in template.items():
-        if k not in tensors or tensors[k].shape != spec.shape or tensors[k].dtype != spec.dtype:
+        want = lead + tuple(spec.shape)
+        if k not in tensors or tensors[k].shape != want or tensors[k].dtype != spec.dtype:
             got = (tensors[k].shape, tensors[k].dtype) if k in tensors else "missing"
             raise PolicyFileError(
                 f"cannot save to {path}: params do not fit {name}({policy.config()}): "
-                f"{k!r} is {got}, expected {spec.shape} {spec.dtype}"
+                f"{k!r} is {got}, expected {want} {spec.dtype}"
             )
     if set(tensors) != set(template):
         raise PolicyFileError(
@@ -134,6 +163,7 @@ def save_policy(
         "kwargs": policy.config(),
         "obs_dim": policy.obs_dim,
         "num_actions": policy.num_actions,
+        "population_size": population_size,
         "task_id": task_id,
         "provenance": provenance,
         "extra": extra,
@@ -215,6 +245,28 @@ def _build_policy(path: Path, card: dict[str, Any]) -> NetworkPolicy:
 def load_policy(path: str | os.PathLike[str]) -> tuple[NetworkPolicy, Params]:
     """Load a policy saved by `save_policy`, verified; raises `PolicyFileError`."""
     path = Path(path)
+    policy, params, size = _load(path)
+    if size is not None:
+        raise PolicyFileError(
+            f"{path} holds a population of {size} members, not one policy; load it with "
+            "load_population"
+        )
+    return policy, params
+
+
+def load_population(path: str | os.PathLike[str]) -> Population:
+    """Load a population saved by `save_population`, verified; raises `PolicyFileError`."""
+    path = Path(path)
+    policy, params, size = _load(path)
+    if size is None:
+        raise PolicyFileError(
+            f"{path} holds one policy, not a population; load it with load_policy"
+        )
+    return Population(policy, params)
+
+
+def _load(path: Path) -> tuple[NetworkPolicy, Params, int | None]:
+    """(policy, params, population size or None) from a verified policy file."""
     if not path.is_file():
         raise PolicyFileError(f"{path} does not exist; save policies with save_policy(path, ...)")
     blob = path.read_bytes()
@@ -230,6 +282,10 @@ def load_policy(path: str | os.PathLike[str]) -> tuple[NetworkPolicy, Params]:
         )
     card = _read_card(path)
     policy = _build_policy(path, card)  # a frozen dataclass of ints; no weights yet
+    size = card.get("population_size")
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+        raise PolicyFileError(f"{path}: card population_size={size!r} is not a positive int")
+    lead = () if size is None else (size,)
     check_sha256(path, blob, card.get("sha256"), PolicyFileError)
     try:
         tensors = st_load(blob)
@@ -246,11 +302,11 @@ def load_policy(path: str | os.PathLike[str]) -> tuple[NetworkPolicy, Params]:
         if name not in tensors:
             raise PolicyFileError(f"{path} has no tensor {name!r} that {policy} needs")
         arr = tensors[name]
-        if arr.shape != tuple(spec.shape) or arr.dtype != np.dtype(spec.dtype):
+        if arr.shape != lead + tuple(spec.shape) or arr.dtype != np.dtype(spec.dtype):
             raise PolicyFileError(
                 f"{path}: tensor {name!r} has shape {arr.shape} and dtype {arr.dtype}, "
-                f"expected shape {tuple(spec.shape)} and dtype {np.dtype(spec.dtype)} "
-                f"for {policy}"
+                f"expected shape {lead + tuple(spec.shape)} and dtype {np.dtype(spec.dtype)} "
+                f"for {policy}" + (f" x {size} members" if size is not None else "")
             )
         if not np.all(np.isfinite(arr)):
             bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
@@ -258,7 +314,7 @@ def load_policy(path: str | os.PathLike[str]) -> tuple[NetworkPolicy, Params]:
                 f"{path}: tensor {name!r} has {bad} non-finite (NaN or inf) values"
             )
     params = jax.tree_util.tree_unflatten(treedef, [jnp.asarray(tensors[n]) for n in names])
-    return policy, params
+    return policy, params, size
 
 
 def read_card(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -13,10 +13,13 @@ from safetensors.numpy import load_file, save_file
 from aht_bench.policies import (
     MLPActorCritic,
     PolicyFileError,
+    Population,
     RecurrentEgo,
     load_policy,
+    load_population,
     read_card,
     save_policy,
+    save_population,
 )
 
 OBS_DIM, NUM_ACTIONS = 5, 3
@@ -198,3 +201,37 @@ def test_save_refuses_nan_and_wrong_params(tmp_path, mlp_and_params):
     with pytest.raises(PolicyFileError, match="do not fit MLPActorCritic"):
         save_policy(tmp_path / "p.safetensors", policy, other)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_population_round_trip_gives_identical_actions(tmp_path):
+    policy = MLPActorCritic(OBS_DIM, NUM_ACTIONS, num_value_heads=2)
+    members = [policy.init(jax.random.PRNGKey(i)) for i in range(3)]
+    population = Population.stack(policy, members)
+    card_path = save_population(tmp_path / "pop.safetensors", population, {"task_id": "lbf-v1"})
+    assert json.loads(card_path.read_text())["population_size"] == 3
+    loaded = load_population(tmp_path / "pop.safetensors")
+    assert loaded.policy == policy and loaded.size == 3
+    obs = jax.random.normal(jax.random.PRNGKey(2), (OBS_DIM,))
+    for i in range(3):
+        a1, _, e1 = population.act(i, (), obs, jax.random.PRNGKey(i))
+        a2, _, e2 = loaded.act(i, (), obs, jax.random.PRNGKey(i))
+        np.testing.assert_array_equal(a1, a2)
+        np.testing.assert_array_equal(e1["logits"], e2["logits"])
+    # a population file is not a policy file and the other way round
+    with pytest.raises(PolicyFileError, match="population of 3 members.*load_population"):
+        load_policy(tmp_path / "pop.safetensors")
+    save_policy(tmp_path / "one.safetensors", policy, members[0])
+    with pytest.raises(PolicyFileError, match="one policy, not a population.*load_policy"):
+        load_population(tmp_path / "one.safetensors")
+
+
+def test_population_file_with_wrong_member_count_is_refused(tmp_path):
+    policy = MLPActorCritic(OBS_DIM, NUM_ACTIONS)
+    population = Population.stack(policy, [policy.init(jax.random.PRNGKey(i)) for i in range(2)])
+    path = tmp_path / "pop.safetensors"
+    card_path = save_population(path, population)
+    card = json.loads(card_path.read_text())
+    card["population_size"] = 3
+    card_path.write_text(json.dumps(card))
+    with pytest.raises(PolicyFileError, match=r"expected shape \(3, .* x 3 members"):
+        load_population(path)
