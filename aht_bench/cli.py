@@ -1,16 +1,45 @@
 """`aht-bench ...`: the command line. Thin: each command parses, calls one library function and
-prints. Exit codes: 0 ok, 2 usage error (bad option or unknown task), 1 anything else.
+prints.
+
+Exit codes (the same for every command; `EXIT_*` below):
+
+    0  ok
+    1  internal error (a bug in aht-bench: please report it)
+    2  usage error: bad option, unknown task, agent file missing or not a .py file
+    3  the agent file failed to load (import error, no act(obs), TASKS mismatch, load timeout)
+    4  the agent failed while playing (act raised or returned a bad action, step timeout, crash)
+    5  a heldout teammate set failed its integrity check (reserved for `evaluate`)
+
+Errors print one message to stderr, without a traceback (`--debug` shows it where offered).
 """
 
 from __future__ import annotations
 
 import sys
 import time
+import traceback
 from pathlib import Path
+from typing import Any
 
 import click
 
 from aht_bench import __version__
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_USAGE = 2
+EXIT_AGENT_LOAD = 3
+EXIT_AGENT_RUNTIME = 4
+EXIT_TEAMMATE_INTEGRITY = 5
+
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0  ok
+  1  internal error (a bug in aht-bench)
+  2  usage error (bad option, unknown task, agent file missing or not .py)
+  3  the agent failed to load (incl. load timeout)
+  4  the agent failed while playing (incl. step timeout, crash)
+  5  teammate-set integrity failure (reserved for evaluate)"""
 
 
 class _TaskType(click.ParamType):
@@ -84,6 +113,196 @@ def render(task_id: str, out: Path, seed: int, policy: str, fps: float) -> None:
         f"shaped return per agent: {', '.join(f'{r:g}' for r in episode.shaped_return)}\n"
         f"wrote {out} in {time.perf_counter() - start:.1f}s"
     )
+
+
+def _teammate(task_id: str, name: str) -> Any:
+    """The teammate `name` for `task_id`: None (uniform random) or a heuristic policy."""
+    if name == "random":
+        return None
+    from aht_bench.policies.heuristics import make_heuristic
+
+    try:
+        return make_heuristic(task_id, name)
+    except ValueError as e:
+        hint = "or random (uniform actions)"
+        raise click.BadParameter(f"{str(e).rstrip('.')}; {hint}", param_hint="--teammate") from None
+
+
+def _agent_failed(error: Exception, code: int, debug: bool) -> click.exceptions.Exit:
+    details = getattr(error, "details", None)
+    if debug and details:
+        click.echo(details.rstrip(), err=True)
+    click.echo(f"error: {error}", err=True)
+    return click.exceptions.Exit(code)
+
+
+@main.command("check-agent", epilog=EXIT_CODES_HELP)
+@click.argument("agent", type=click.Path(path_type=Path))
+@click.option("--task", "task_id", type=TASK, required=True, help="Task id or alias.")
+@click.option("--seat", type=click.IntRange(min=0), default=0, show_default=True, help="Ego seat.")
+@click.option("--episodes", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option(
+    "--steps",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Stop each episode after at most this many steps (default: play it to the end).",
+)
+@click.option(
+    "--teammate",
+    default="random",
+    show_default=True,
+    help="Partner in every other seat: random (uniform actions) or a heuristic of the task "
+    "(LBF: lexi, rlexi, col, rcol, nearest, farthest; Overcooked: onion_agent_<p>, "
+    "plate_agent_<p>, independent_agent_<p>, static).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first episode.")
+@click.option(
+    "--no-isolate",
+    is_flag=True,
+    help="Run the agent in this process (faster to start; a crash or hang takes aht-bench "
+    "down with it).",
+)
+@click.option(
+    "--load-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Seconds the agent file may take to load (isolated only).",
+)
+@click.option(
+    "--step-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=5.0,
+    show_default=True,
+    help="Seconds one act(obs) or reset() may take (isolated only).",
+)
+@click.option(
+    "--total-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds the agent may run in all (isolated only; default: no limit).",
+)
+@click.option("--agent-output", is_flag=True, help="Show what the agent prints (stderr).")
+@click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
+def check_agent(
+    agent: Path,
+    task_id: str,
+    seat: int,
+    episodes: int,
+    steps: int | None,
+    teammate: str,
+    seed: int,
+    no_isolate: bool,
+    load_timeout: float,
+    step_timeout: float,
+    total_timeout: float | None,
+    agent_output: bool,
+    debug: bool,
+) -> None:
+    """Load the agent file AGENT and play a few episodes of --task with it.
+
+    Checks that AGENT follows the agent-file interface (docs/agent_files.md), runs it in a
+    separate process with time limits, prints each episode's base return and "agent OK".
+    """
+    from aht_bench.policies.agent_file import AgentLoadError, AgentRuntimeError, check_agent_path
+
+    try:
+        path = check_agent_path(agent)
+    except AgentLoadError as e:
+        raise click.BadParameter(str(e), param_hint="AGENT") from None
+    from aht_bench.envs.gym import EgoEnv, compiled_task
+
+    num_agents = compiled_task(task_id).env.num_agents
+    if seat >= num_agents:
+        raise click.BadParameter(
+            f"{task_id} has {num_agents} seats; pass --seat in [0, {num_agents})",
+            param_hint="--seat",
+        )
+    partner = _teammate(task_id, teammate)
+    limits = {
+        "load_timeout": load_timeout,
+        "step_timeout": step_timeout,
+        "total_timeout": total_timeout,
+        "echo_output": agent_output,
+    }
+    try:
+        env = EgoEnv(task_id, teammate=partner, seat=seat)
+        returns = _play_agent_file(env, path, episodes, steps, seed, None if no_isolate else limits)
+    except AgentLoadError as e:
+        raise _agent_failed(e, EXIT_AGENT_LOAD, debug) from None
+    except AgentRuntimeError as e:
+        raise _agent_failed(e, EXIT_AGENT_RUNTIME, debug) from None
+    except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
+        raise
+    except Exception as e:
+        if debug:
+            click.echo(traceback.format_exc().rstrip(), err=True)
+        click.echo(
+            f"internal error: {type(e).__name__}: {e} (a bug in aht-bench; rerun with --debug "
+            "and report it)",
+            err=True,
+        )
+        raise click.exceptions.Exit(EXIT_INTERNAL) from None
+    click.echo(
+        f"mean base return {sum(returns) / len(returns):g} over {episodes} episode(s) of "
+        f"{task_id}, seat {seat}, teammate {teammate}"
+    )
+    click.echo(f"agent OK: {path.name}")
+
+
+def _play_agent_file(
+    env: Any,
+    path: Path,
+    episodes: int,
+    steps: int | None,
+    seed: int,
+    isolate: dict[str, Any] | None,
+) -> list[float]:
+    """Load `path` (in a worker with the limits `isolate`, or in-process when None) and play
+    `episodes` episodes of the `EgoEnv` `env` with it; prints as it goes, returns the returns."""
+    from aht_bench.policies.agent_file import load_agent_file, task_spec
+    from aht_bench.policies.isolated import IsolatedAgent
+
+    obs, _ = env.reset(seed=seed)
+    spec = task_spec(env.task_id, env.seat, sample_obs=obs)
+    start = time.perf_counter()
+    if isolate is None:
+        agent: Any = load_agent_file(path, env.task_id, env.seat, seed=seed, spec=spec)
+        how, has_jax = "in this process", agent.jax is not None
+    else:
+        agent = IsolatedAgent(path, env.task_id, env.seat, seed=seed, spec=spec, **isolate)
+        how, has_jax = f"isolated in process {agent.pid}", bool(agent.info.get("has_jax"))
+    click.echo(
+        f"loaded {path.name} ({agent.kind}{', with a JAX policy' if has_jax else ''}) "
+        f"{how} in {time.perf_counter() - start:.1f}s"
+    )
+    returns, act_seconds, n_acts = [], 0.0, 0
+    try:
+        for episode in range(episodes):
+            if episode:
+                obs, _ = env.reset(seed=seed + episode)
+            agent.reset()
+            done, t, info, ended = False, 0, {"episode_return": 0.0}, "stopped by --steps"
+            while not done and (steps is None or t < steps):
+                tic = time.perf_counter()
+                action = agent.act(obs)
+                act_seconds += time.perf_counter() - tic
+                n_acts += 1
+                obs, _, terminated, truncated, info = env.step(action)
+                t += 1
+                done = terminated or truncated
+                if done:
+                    ended = "terminated" if terminated else "reached the horizon"
+            returns.append(float(info["episode_return"]))
+            click.echo(
+                f"episode {episode + 1} (seed {seed + episode}): base return "
+                f"{returns[-1]:g} in {t} steps ({ended})"
+            )
+    finally:
+        if isinstance(agent, IsolatedAgent):
+            agent.close()
+    click.echo(f"mean act time {1e3 * act_seconds / max(n_acts, 1):.2f} ms")
+    return returns
 
 
 if __name__ == "__main__":  # pragma: no cover

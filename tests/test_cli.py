@@ -44,3 +44,31 @@ def test_render_refuses_a_non_gif_output(tmp_path):
     assert result.exit_code == 2
     assert "must end in .gif" in result.output
     assert not out.exists()
+
+
+def test_exit_codes_are_the_documented_numbers():
+    from aht_bench import cli
+
+    codes = (
+        cli.EXIT_OK,
+        cli.EXIT_INTERNAL,
+        cli.EXIT_USAGE,
+        cli.EXIT_AGENT_LOAD,
+        cli.EXIT_AGENT_RUNTIME,
+        cli.EXIT_TEAMMATE_INTEGRITY,
+    )
+    assert codes == (0, 1, 2, 3, 4, 5)
+    for code in codes:
+        assert f"  {code}  " in cli.EXIT_CODES_HELP and f"    {code}  " in cli.__doc__
+
+
+def test_check_agent_plays_an_agent_file_in_process(tmp_path):
+    agent = tmp_path / "first_action.py"
+    agent.write_text("def act(obs):\n    return 0\n")
+    result = CliRunner().invoke(
+        main, ["check-agent", str(agent), "--task", "sabotage", "--no-isolate", "--episodes", "2"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "episode 2 (seed 1): base return" in result.output
+    assert "agent OK: first_action.py" in result.output
+    assert "check-agent" in CliRunner().invoke(main, ["--help"]).output

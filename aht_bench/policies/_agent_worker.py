@@ -1,0 +1,154 @@
+"""The child process of `aht_bench.policies.isolated.IsolatedAgent`: runs one agent file.
+
+    python -m aht_bench.policies._agent_worker AGENT_PATH    (started by IsolatedAgent only)
+
+AGENT_PATH is there for `ps` to show; what to load comes over the protocol.
+
+Protocol (the parent's side is in `isolated`): frames of a 4-byte little-endian length and a
+body whose first byte is the opcode. The worker keeps the pipes it was started with (fd 0 and
+fd 1) for the protocol only: before it imports the agent it moves them to new descriptors,
+points fd 0 at /dev/null and fd 1 at stderr, so whatever the agent prints (or writes to fd 1
+from native code) lands on stderr and never corrupts a frame.
+
+    worker -> parent  B                      booted (imports done), ready for L
+    parent -> worker  L + JSON {path, task_id, seat, seed, spec}
+    worker -> parent  K + JSON {kind, has_jax}  |  E + JSON error
+    parent -> worker  A + float32 obs bytes  ->  a + int32 action  |  E + JSON error
+    parent -> worker  R                      ->  r                 |  E + JSON error
+    EOF on the protocol input                ->  the worker exits 0
+
+An error is {"kind": "load" | "runtime", "message": ..., "details": traceback or null}. The
+worker exits by itself when its parent dies (a watchdog thread polls the parent pid).
+
+May import the standard library, numpy and aht_bench.policies.agent_file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import sys
+import threading
+import time
+import traceback
+
+_HEADER = struct.Struct("<I")
+_ACTION = struct.Struct("<i")
+
+
+def _read_exact(fd: int, n: int) -> bytes | None:
+    """`n` bytes from `fd`, or None at end of file."""
+    chunks = []
+    while n:
+        chunk = os.read(fd, n)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _send(fd: int, body: bytes) -> None:
+    _write_all(fd, _HEADER.pack(len(body)) + body)
+
+
+def _send_error(fd: int, kind: str, message: str, details: str | None = None) -> None:
+    _send(fd, b"E" + json.dumps({"kind": kind, "message": message, "details": details}).encode())
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        time.sleep(0.5)
+        if os.getppid() != parent:
+            os._exit(70)  # orphaned: the parent died without closing us
+
+
+def main() -> int:
+    # Take the protocol pipes away from fds 0 and 1 before anything else can print.
+    proto_in, proto_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    sys.stdin = open(os.devnull)  # lives as long as the process
+    sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)  # line-buffered, to stderr
+    try:  # a crashing agent must not leave core files next to the user's work
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ImportError, ValueError, OSError):
+        pass
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+
+    import numpy as np
+
+    from aht_bench.policies.agent_file import (
+        AgentFileError,
+        AgentLoadError,
+        TaskSpec,
+        load_agent_file,
+    )
+
+    _send(proto_out, b"B")
+    header = _read_exact(proto_in, _HEADER.size)
+    if header is None:
+        return 0
+    body = _read_exact(proto_in, _HEADER.unpack(header)[0])
+    if body is None or body[:1] != b"L":
+        _send_error(proto_out, "load", "agent worker: expected a load command")
+        return 2
+    req = json.loads(body[1:])
+    try:
+        spec = TaskSpec.from_json(req["spec"])
+        agent = load_agent_file(req["path"], spec.task_id, req["seat"], seed=req["seed"], spec=spec)
+    except AgentLoadError as e:
+        _send_error(proto_out, "load", str(e), e.details)
+        return 0
+    except BaseException as e:  # the agent raised something we do not wrap (KeyboardInterrupt)
+        _send_error(
+            proto_out,
+            "load",
+            f"loading agent file {os.path.basename(req['path'])} failed: {type(e).__name__}: {e}",
+            "".join(traceback.format_exception(e)),
+        )
+        return 0
+    info = {"kind": agent.kind, "has_jax": agent.jax is not None}
+    _send(proto_out, b"K" + json.dumps(info).encode())
+
+    while True:
+        header = _read_exact(proto_in, _HEADER.size)
+        if header is None:
+            return 0
+        body = _read_exact(proto_in, _HEADER.unpack(header)[0])
+        if body is None:
+            return 0
+        op = body[:1]
+        try:
+            if op == b"A":
+                obs = np.frombuffer(body, dtype=np.float32, offset=1)
+                _send(proto_out, b"a" + _ACTION.pack(agent.act(obs)))
+            elif op == b"R":
+                agent.reset()
+                _send(proto_out, b"r")
+            else:
+                _send_error(proto_out, "runtime", f"agent worker: unknown command {op!r}")
+        except AgentFileError as e:
+            _send_error(proto_out, "runtime", str(e), e.details)
+        except BaseException as e:  # KeyboardInterrupt raised by the agent, or a bug here
+            _send_error(
+                proto_out,
+                "runtime",
+                f"agent file {agent.path.name} failed: {type(e).__name__}: {e}",
+                "".join(traceback.format_exception(e)),
+            )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

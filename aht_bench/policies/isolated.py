@@ -1,0 +1,428 @@
+"""Run a user's agent file in a child process, with time limits.
+
+    with IsolatedAgent("my_agent.py", "lbf-v1", seat=0, step_timeout=5.0) as agent:
+        agent.reset()
+        action = agent.act(obs)      # obs float32 (obs_dim,) -> int in [0, num_actions)
+
+Same API and errors as `aht_bench.policies.agent_file.load_agent_file`, but the agent runs in
+`python -m aht_bench.policies._agent_worker` (protocol in that module), so an agent that hangs,
+calls `os._exit`, aborts or segfaults becomes an `AgentFileError` here instead of taking the
+caller down:
+
+- `AgentLoadError` / `AgentRuntimeError` carry the worker's message (and its traceback in
+  `.details`); a worker that dies becomes one of them, naming its exit code or signal, with
+  the tail of its stderr (where the agent's prints also go).
+- `AgentLoadTimeoutError` / `AgentStepTimeoutError` (both `AgentTimeoutError`) name the limit
+  that was hit and how to raise it. Limits: `boot_timeout` for the worker's own imports (JAX),
+  `load_timeout` for importing the agent file and building the agent, `step_timeout` for each
+  `act`/`reset`, and `total_timeout` (None: no limit) for the worker's whole life.
+
+The worker is the leader of its own process group (`start_new_session=True`). `close()`, the
+context manager, `__del__` and an atexit hook kill the whole group with SIGKILL and reap the
+worker, and every error that ends the worker (timeout, crash) closes it first, so no process
+is left behind. After an error the agent stays closed and raises on every call.
+
+Isolation protects the caller from crashes and hangs, not from malicious code: the agent runs
+with the caller's user, files and network.
+
+May import the standard library, numpy and aht_bench.policies.agent_file.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aht_bench.policies.agent_file import (
+    AgentFileError,
+    AgentLoadError,
+    AgentLoadTimeoutError,
+    AgentRuntimeError,
+    AgentStepTimeoutError,
+    TaskSpec,
+    check_agent_path,
+    task_spec,
+)
+
+DEFAULT_BOOT_TIMEOUT = 120.0  # the worker imports numpy and JAX before it reads the agent
+DEFAULT_LOAD_TIMEOUT = 60.0
+DEFAULT_STEP_TIMEOUT = 5.0
+STDERR_TAIL_BYTES = 64 * 1024  # kept of the worker's stderr, for crash messages
+_HEADER = struct.Struct("<I")
+_ACTION = struct.Struct("<i")
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+
+_LIVE: weakref.WeakSet[IsolatedAgent] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for agent in list(_LIVE):
+        agent.close()
+
+
+def _describe_exit(rc: int | None) -> str:
+    if rc is None:
+        return "stopped answering"
+    if rc < 0:
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = f"signal {-rc}"
+        why = {
+            "SIGABRT": " (os.abort() or a failed assertion in native code)",
+            "SIGSEGV": " (a segmentation fault in native code)",
+            "SIGKILL": " (killed from outside, e.g. by the out-of-memory killer)",
+        }.get(name, "")
+        return f"was killed by {name}{why}"
+    if rc == 0:
+        return "exited with code 0 (the agent ended the process, e.g. with os._exit(0))"
+    return f"exited with code {rc} (the agent ended the process, e.g. with os._exit or sys.exit)"
+
+
+class _Tail:
+    """The last `STDERR_TAIL_BYTES` of the worker's stderr, read by a daemon thread."""
+
+    def __init__(self, echo: bool) -> None:
+        self.echo = echo
+        self._buf = bytearray()
+        self._lock = threading.Lock()
+
+    def drain(self, fd: int) -> None:
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            with self._lock:
+                self._buf += chunk
+                del self._buf[:-STDERR_TAIL_BYTES]
+            if self.echo:
+                try:
+                    sys.stderr.write(chunk.decode(errors="replace"))
+                    sys.stderr.flush()
+                except (OSError, ValueError):
+                    pass
+
+    def text(self) -> str:
+        with self._lock:
+            return bytes(self._buf).decode(errors="replace")
+
+
+class IsolatedAgent:
+    """An agent file running in a child process; see the module docstring."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        task_id: str,
+        seat: int = 0,
+        *,
+        seed: int = 0,
+        load_timeout: float = DEFAULT_LOAD_TIMEOUT,
+        step_timeout: float = DEFAULT_STEP_TIMEOUT,
+        total_timeout: float | None = None,
+        boot_timeout: float = DEFAULT_BOOT_TIMEOUT,
+        spec: TaskSpec | None = None,
+        echo_output: bool = False,
+    ) -> None:
+        """Start the worker and load `path` in it; raises `AgentLoadError` (or its timeout).
+
+        `spec` is the task's `TaskSpec` (built from the registry when None). With
+        `echo_output`, whatever the agent prints is copied to this process's stderr.
+        """
+        self._proc: subprocess.Popen[bytes] | None = None  # first: __del__ may run on errors
+        for name, limit in (
+            ("load_timeout", load_timeout),
+            ("step_timeout", step_timeout),
+            ("boot_timeout", boot_timeout),
+            ("total_timeout", total_timeout),
+        ):
+            if limit is not None and not limit > 0:
+                raise ValueError(f"{name} must be a positive number of seconds, got {limit!r}")
+        self.path = check_agent_path(path)
+        self.spec = spec if spec is not None else task_spec(task_id, seat)
+        self.seat = seat
+        self.load_timeout = float(load_timeout)
+        self.step_timeout = float(step_timeout)
+        self.total_timeout = None if total_timeout is None else float(total_timeout)
+        self.boot_timeout = float(boot_timeout)
+        self.echo_output = echo_output
+        self.info: dict[str, Any] = {}
+        self.returncode: int | None = None
+        self._closed_why = "it was closed"
+        self._buf = bytearray()
+        self._stderr = _Tail(echo_output)
+        self._drain: threading.Thread | None = None
+
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
+        env.setdefault("PYTHONUNBUFFERED", "1")  # prints reach the stderr tail before a crash
+        self._started = time.monotonic()
+        self._proc = subprocess.Popen(
+            # the path is only for `ps`: the worker reads what to load from the protocol
+            [sys.executable, "-m", "aht_bench.policies._agent_worker", str(self.path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            close_fds=True,
+            env=env,
+        )
+        self.pid = self._proc.pid
+        _LIVE.add(self)
+        try:
+            assert self._proc.stdin and self._proc.stdout and self._proc.stderr
+            self._wfd = self._proc.stdin.fileno()
+            self._rfd = self._proc.stdout.fileno()
+            os.set_blocking(self._wfd, False)
+            # the thread holds the tail, not self, so dropping the agent still runs __del__
+            self._drain = threading.Thread(
+                target=self._stderr.drain, args=(self._proc.stderr.fileno(),), daemon=True
+            )
+            self._drain.start()
+            request = {"path": str(self.path), "seat": seat, "seed": seed}
+            request["spec"] = self.spec.to_json()
+            self._send(b"L" + json.dumps(request).encode(), "boot")
+            self._expect(b"B", "boot")
+            self.info = json.loads(self._expect(b"K", "load"))
+        except BaseException:
+            self.close()
+            raise
+
+    # ---- public API -------------------------------------------------------------------------
+
+    @property
+    def task_id(self) -> str:
+        return self.spec.task_id
+
+    @property
+    def kind(self) -> str | None:
+        """How the file defines its agent: "act", "make_agent" or "jax"."""
+        return self.info.get("kind")
+
+    @property
+    def jax(self) -> None:
+        """Always None: the JAX fast path cannot cross processes (load in-process for it)."""
+        return None
+
+    @property
+    def closed(self) -> bool:
+        return self._proc is None
+
+    def reset(self) -> None:
+        """Start an episode: the agent's reset(), if it has one."""
+        self._roundtrip(b"R", b"r")
+
+    def act(self, obs: np.ndarray) -> int:
+        """The agent's action for one observation float32 (obs_dim,), checked by the worker."""
+        self._check_open()
+        x = np.ascontiguousarray(obs, dtype=np.float32)
+        if x.shape != (self.spec.obs_dim,):
+            raise ValueError(
+                f"IsolatedAgent.act takes one observation of shape ({self.spec.obs_dim},) for "
+                f"{self.spec.task_id}, got {np.shape(obs)}"
+            )
+        return _ACTION.unpack(self._roundtrip(b"A" + x.tobytes(), b"a"))[0]
+
+    def close(self) -> None:
+        """Kill the worker's process group and reap the worker (idempotent)."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        _LIVE.discard(self)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the zombie leader keeps the group id ours
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            proc.kill()
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL'd, stuck in the kernel
+            pass
+        draining = False
+        if self._drain is not None:
+            self._drain.join(timeout=2)
+            draining = self._drain.is_alive()
+        # A grandchild that left the group may still hold stderr open: then the drain thread
+        # still reads it, and closing the fd under it could hand its number to another file.
+        streams = (proc.stdin, proc.stdout) + (() if draining else (proc.stderr,))
+        for stream in streams:
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+        self.returncode = proc.returncode
+
+    def stderr_tail(self, max_lines: int = 20) -> str:
+        """The last lines the worker (and the agent's prints) wrote to stderr."""
+        text = self._stderr.text()
+        return "\n".join(text.rstrip("\n").splitlines()[-max_lines:])
+
+    def __enter__(self) -> IsolatedAgent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else f"pid {self.pid}"
+        return f"IsolatedAgent({self.path.name!r}, {self.spec.task_id!r}, {state})"
+
+    # ---- plumbing ---------------------------------------------------------------------------
+
+    def _roundtrip(self, body: bytes, op: bytes) -> bytes:
+        self._check_open()
+        try:
+            self._send(body, "step")
+            return self._expect(op, "step")
+        except AgentFileError:
+            raise
+        except BaseException:  # e.g. Ctrl-C while waiting: the reply would come out of step
+            self._closed_why = "it was interrupted in the middle of a step"
+            self.close()
+            raise
+
+    def _check_open(self) -> None:
+        if self._proc is None:
+            raise AgentRuntimeError(
+                f"agent file {self.path.name} is no longer running ({self._closed_why}); "
+                "start a new IsolatedAgent"
+            )
+
+    def _deadline(self, phase: str) -> tuple[float, str]:
+        """(deadline, limit name) for a phase: the tighter of the phase limit and the total."""
+        now = time.monotonic()
+        limit = {"boot": self.boot_timeout, "load": self.load_timeout}.get(phase, self.step_timeout)
+        deadline, which = now + limit, phase
+        if self.total_timeout is not None and self._started + self.total_timeout < deadline:
+            deadline, which = self._started + self.total_timeout, "total"
+        return deadline, which
+
+    def _send(self, body: bytes, phase: str) -> None:
+        data = memoryview(_HEADER.pack(len(body)) + body)
+        deadline, which = self._deadline(phase)
+        while data:
+            try:
+                n = os.write(self._wfd, data)
+                data = data[n:]
+                continue
+            except BlockingIOError:
+                pass
+            except (BrokenPipeError, ValueError, OSError):
+                self._died(phase)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._timed_out(phase, which)
+            select.select([], [self._wfd], [], remaining)
+
+    def _expect(self, op: bytes, phase: str) -> bytes:
+        """The body (after the opcode) of the next frame, which must be `op` or an error."""
+        deadline, which = self._deadline(phase)
+        while True:
+            if len(self._buf) >= _HEADER.size:
+                n = _HEADER.unpack_from(self._buf)[0]
+                if len(self._buf) >= _HEADER.size + n:
+                    body = bytes(self._buf[_HEADER.size : _HEADER.size + n])
+                    del self._buf[: _HEADER.size + n]
+                    break
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._timed_out(phase, which)
+            ready, _, _ = select.select([self._rfd], [], [], remaining)
+            if not ready:
+                continue
+            chunk = os.read(self._rfd, 1 << 20)
+            if not chunk:
+                self._died(phase)
+            self._buf += chunk
+        if body[:1] == op:
+            return body[1:]
+        if body[:1] == b"E":
+            err = json.loads(body[1:])
+            cls = AgentLoadError if err.get("kind") == "load" else AgentRuntimeError
+            if cls is AgentLoadError:
+                self._closed_why = "it failed to load"
+                self.close()
+            raise cls(err["message"], details=err.get("details"))
+        self.close()
+        raise AgentRuntimeError(f"agent worker sent an unexpected frame {body[:1]!r}")
+
+    def _timed_out(self, phase: str, which: str) -> None:
+        elapsed = time.monotonic() - self._started
+        self._closed_why = f"it timed out after {elapsed:.1f}s"
+        self.close()
+        name = self.path.name
+        if which == "total":
+            raise (AgentLoadTimeoutError if phase in ("boot", "load") else AgentStepTimeoutError)(
+                f"agent file {name} used up its total time limit of {self.total_timeout:g}s "
+                f"(during {'loading' if phase in ('boot', 'load') else 'play'}); raise it with "
+                "--total-timeout (IsolatedAgent(total_timeout=...))"
+            )
+        if phase == "boot":
+            tail = self.stderr_tail()
+            raise AgentLoadTimeoutError(
+                f"the agent worker for {name} did not start within {self.boot_timeout:g}s "
+                "(importing numpy and JAX; is the machine overloaded?); raise the limit with "
+                "IsolatedAgent(boot_timeout=...)" + (f"\nworker output:\n{tail}" if tail else "")
+            )
+        if phase == "load":
+            raise AgentLoadTimeoutError(
+                f"agent file {name} did not finish loading within the load timeout of "
+                f"{self.load_timeout:g}s (does it hang at import, or load something slow?); "
+                "raise the limit with --load-timeout (IsolatedAgent(load_timeout=...))"
+            )
+        raise AgentStepTimeoutError(
+            f"agent file {name} did not answer act(obs)/reset() within the step timeout of "
+            f"{self.step_timeout:g}s; make it faster or raise the limit with --step-timeout "
+            "(IsolatedAgent(step_timeout=...))"
+        )
+
+    def _died(self, phase: str) -> None:
+        proc = self._proc
+        rc = None
+        if proc is not None:
+            try:
+                rc = proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                rc = None
+        self._closed_why = "its process died"
+        self.close()
+        tail = self.stderr_tail()
+        during = {"boot": "while starting", "load": "while loading the agent"}.get(
+            phase, "during act(obs)/reset()"
+        )
+        msg = (
+            f"the worker process running agent file {self.path.name} {_describe_exit(rc)} "
+            f"{during}" + (f"; its last output:\n{tail}" if tail else "")
+        )
+        cls = AgentLoadError if phase in ("boot", "load") else AgentRuntimeError
+        raise cls(msg)
+
+
+__all__ = ["AgentFileError", "IsolatedAgent"]

@@ -1,0 +1,5 @@
+"""Bad: act(obs) raises a ValueError."""
+
+
+def act(obs):
+    raise ValueError("no plan for this observation")

@@ -1,0 +1,8 @@
+"""Bad: hangs at import (a busy loop)."""
+
+while True:
+    pass
+
+
+def act(obs):
+    return 0

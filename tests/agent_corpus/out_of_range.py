@@ -1,0 +1,5 @@
+"""Bad: act(obs) returns 7, outside the 6 actions of LBF."""
+
+
+def act(obs):
+    return 7

@@ -1,0 +1,5 @@
+"""Bad: act(obs) returns a bool."""
+
+
+def act(obs):
+    return True

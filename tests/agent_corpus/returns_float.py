@@ -1,0 +1,5 @@
+"""Bad: act(obs) returns a float."""
+
+
+def act(obs):
+    return 2.0

@@ -1,0 +1,5 @@
+"""Bad: act(obs) returns a str instead of an int."""
+
+
+def act(obs):
+    return "up"

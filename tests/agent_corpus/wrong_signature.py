@@ -1,0 +1,5 @@
+"""Bad: act takes (obs, key) instead of (obs)."""
+
+
+def act(obs, key):
+    return 0
