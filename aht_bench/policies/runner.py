@@ -6,7 +6,8 @@
 
 The runner keeps the policy's carry and a PRNG key. Each `act` splits the key as
 `key, step_key = jax.random.split(key)` and calls `policy.act(params, carry, obs, step_key)`,
-jitted once per policy object (shared by all runners of an equal policy). `reset()` replaces
+jitted once per policy object (shared by all runners of an equal policy; policies that are
+pytrees, such as the Overcooked heuristics, share one compile per structure). `reset()` replaces
 the carry by `init_carry(())` and keeps the key stream going; `reset(seed)` also reseeds.
 
 May import jax, numpy and aht_bench.policies.core only.
@@ -14,6 +15,7 @@ May import jax, numpy and aht_bench.policies.core only.
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -27,7 +29,24 @@ from aht_bench.policies.core import Params, Policy
 _JITTED: weakref.WeakKeyDictionary[Any, Callable[..., Any]] = weakref.WeakKeyDictionary()
 
 
+@jax.jit
+def _act_of_pytree_policy(
+    policy: Any, params: Params, carry: Any, obs: jax.Array, key: jax.Array
+) -> Any:
+    return policy.act(params, carry, obs, key)
+
+
+def _is_pytree_policy(policy: Policy) -> bool:
+    """Whether `policy` is a registered pytree (e.g. a flax struct) with array-like leaves."""
+    leaves = jax.tree.leaves(policy)
+    return bool(leaves) and not (len(leaves) == 1 and leaves[0] is policy)
+
+
 def _jitted_act(policy: Policy) -> Callable[..., Any]:
+    if _is_pytree_policy(policy):
+        # The policy travels as an argument: every policy of one structure (e.g. the Overcooked
+        # heuristics of one layout, whatever their role and p) shares one compiled act.
+        return functools.partial(_act_of_pytree_policy, policy)
     try:
         return _JITTED[policy]
     except KeyError:

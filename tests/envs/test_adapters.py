@@ -310,7 +310,7 @@ def test_egoenv_with_a_network_teammate_passes_check_env_and_is_seeded(task_id):
 
 
 @pytest.mark.parametrize("name", ["lexi", "nearest"])
-def test_egoenv_with_an_lbf_heuristic_teammate_passes_check_env(name):
+def test_egoenv_with_an_lbf_heuristic_teammate_plays_with_its_copy(name):
     from aht_bench.policies.heuristics import lbf_heuristic
 
     ego = EgoEnv("lbf-v1", teammate=lbf_heuristic(name), seat=1)
@@ -425,3 +425,26 @@ def test_pettingzoo_teammates_bad_arguments_name_the_problem():
     par.reset(seed=0)
     with pytest.raises(ValueError, match=r"teammate \(seat 1\) returned 7 is outside"):
         par.step({"agent_0": 0})
+
+
+def _heuristic_cases():
+    from aht_bench.policies.heuristics import PAPER_HEURISTICS
+
+    for task_id, names in PAPER_HEURISTICS.items():
+        extra = ("random", "static") if task_id.startswith("overcooked-") else ()
+        for name in (*names, *extra):
+            yield task_id, name
+
+
+@pytest.mark.parametrize(("task_id", "name"), list(_heuristic_cases()))
+def test_egoenv_with_each_heuristic_teammate_passes_check_env(task_id, name):
+    # Every heuristic of the paper's evaluation sets (plus random and static on Overcooked), in
+    # the seat the ego does not take.
+    from aht_bench.policies.heuristics import make_heuristic
+
+    ego = EgoEnv(task_id, teammate=make_heuristic(task_id, name), seat=1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(ego.unwrapped)
+    problems = [m for m in _gymnasium_warnings(caught) if "not having a spec" not in m]
+    assert not problems, problems
