@@ -1,0 +1,62 @@
+"""PPO best response to a fixed teammate or set (paper: the RL-trained best responses behind the
+normalisation upper bounds, App. "Evaluation Return Normalization Procedure").
+
+A state-based MLP learner (the paper's BRs are fully connected) in `config.learner_seat`, the
+teammate(s) in the other seat(s), drawn per episode from the given set. The paper gives no BR
+table; its presets use the IPPO table (the base algorithm of every method).
+
+    heuristic = overcooked_heuristic("cramped_room", "independent", 0.0)
+    mates = TeammateSet(["independent_agent_0"], [(heuristic, None)])
+    result = br.train(key, presets.get("br", "quick", "cramped_room"), mates)
+
+May import jax, aht_bench.envs, aht_bench.policies and aht_bench.training only.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import jax
+
+from aht_bench.algorithms import fixed_partner
+from aht_bench.algorithms.fixed_partner import FixedPartnerState, Teammates, learner_params
+from aht_bench.policies.networks import MLPActorCritic
+from aht_bench.training.config import BRConfig
+from aht_bench.training.driver import Metrics, TrainResult, init_seeds, run
+from aht_bench.training.rollout import make_env
+
+BRState = FixedPartnerState
+
+__all__ = ["BRState", "init", "learner_params", "network", "train", "update"]
+
+
+@functools.lru_cache(maxsize=32)
+def network(config: BRConfig) -> MLPActorCritic:
+    """The best response's architecture."""
+    env = make_env(config.task_id)
+    return MLPActorCritic(env.obs_dim, env.num_actions, num_value_heads=1, hidden=config.hidden)
+
+
+def init(key: jax.Array, config: BRConfig, teammates: Teammates) -> BRState:
+    """A fresh best response against `teammates` (Population, TeammateSet or TeammatePool)."""
+    return fixed_partner.init(key, config, network(config), teammates)
+
+
+def update(state: BRState, config: BRConfig) -> tuple[BRState, Metrics]:
+    """One PPO update of the best response."""
+    return fixed_partner.update(state, config, network(config))
+
+
+def train(
+    key: jax.Array,
+    config: BRConfig,
+    teammates: Teammates,
+    num_seeds: int = 1,
+    on_update: Callable[[int, Metrics], None] | None = None,
+) -> TrainResult:
+    """A whole best-response run for `num_seeds` seeds at once."""
+    state = init_seeds(
+        jax.random.split(key, num_seeds), init, config, fixed_partner.as_pool(teammates)
+    )
+    return run(state, update, config, learner_params, on_update=on_update)

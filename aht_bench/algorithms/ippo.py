@@ -1,0 +1,130 @@
+"""Independent PPO in self-play (paper: the base algorithm of every method, Table ippo_hyperparams).
+
+Every seat is a separate MLP actor-critic learner (no parameter sharing); all seats play
+together from p0 starts, and each trains on its own transitions with the standard PPO loss
+(one stream, `w = 1`, `sign = +1`, value head 0). The agents' params and optimiser states are
+stacked on a leading agent axis and the PPO update is vmapped over agents. Used to train the
+heldout IPPO teammates and FCP's pool (`IPPOConfig.checkpoint_updates` keeps intermediate
+params).
+
+    result = ippo.train(jax.random.PRNGKey(0), presets.get("ippo", "quick", "lbf"), num_seeds=2)
+    result.metrics["episode_return"]      # (2, num_updates)
+    result.state.learners.params          # leaves (2 seeds, num_agents, ...)
+
+May import jax, aht_bench.envs, aht_bench.policies and aht_bench.training only.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from aht_bench.envs.wrappers import AutoReset
+from aht_bench.policies.networks import MLPActorCritic
+from aht_bench.training.config import IPPOConfig
+from aht_bench.training.driver import Metrics, TrainResult, init_seeds, run
+from aht_bench.training.ppo import LearnerState, make_optimizer, make_stream, ppo_update
+from aht_bench.training.rollout import (
+    Pairing,
+    RolloutState,
+    episode_stats,
+    init_params,
+    init_rollout,
+    make_env,
+    rollout,
+)
+
+
+class IPPOState(NamedTuple):
+    """Everything an IPPO run needs to continue exactly."""
+
+    learners: LearnerState  # params and Adam states, leaves (num_agents, ...)
+    rollout: RolloutState  # env states, observations, carries of the parallel envs
+    key: jax.Array  # PRNG key of the next update
+    update_step: jax.Array  # () int32: updates done
+
+
+class _Setup(NamedTuple):
+    env: AutoReset
+    network: MLPActorCritic
+    pairing: Pairing
+    optimizer: Any
+
+
+@functools.lru_cache(maxsize=32)
+def _setup(config: IPPOConfig) -> _Setup:
+    env = make_env(config.task_id)
+    network = MLPActorCritic(env.obs_dim, env.num_actions, num_value_heads=1, hidden=config.hidden)
+    pairing = Pairing(
+        policies=(network,) * env.num_agents,
+        learners=tuple(range(env.num_agents)),
+        shaped_reward_coef=config.shaped_reward_coef,
+    )
+    return _Setup(env, network, pairing, make_optimizer(config.ppo, config.num_updates))
+
+
+def network(config: IPPOConfig) -> MLPActorCritic:
+    """The architecture of every IPPO agent of `config`."""
+    return _setup(config).network
+
+
+def init(key: jax.Array, config: IPPOConfig) -> IPPOState:
+    """Fresh agents (one per seat) and freshly reset envs."""
+    setup = _setup(config)
+    num_agents = setup.env.num_agents
+    key_params, key_envs, key = jax.random.split(key, 3)
+    agent_params = [init_params(setup.network, k) for k in jax.random.split(key_params, num_agents)]
+    params = jax.tree.map(lambda *xs: jnp.stack(xs), *agent_params)
+    return IPPOState(
+        learners=LearnerState(params, jax.vmap(setup.optimizer.init)(params)),
+        rollout=init_rollout(setup.env, setup.pairing, key_envs, config.num_envs),
+        key=key,
+        update_step=jnp.zeros((), jnp.int32),
+    )
+
+
+def update(state: IPPOState, config: IPPOConfig) -> tuple[IPPOState, Metrics]:
+    """One IPPO update: a rollout of every env, then one PPO update per agent."""
+    setup = _setup(config)
+    num_agents = setup.env.num_agents
+    key, key_rollout, key_ppo = jax.random.split(state.key, 3)
+    params = tuple(
+        jax.tree.map(lambda x, i=i: x[i], state.learners.params) for i in range(num_agents)
+    )
+    rollout_state, trajectory = rollout(
+        setup.env, setup.pairing, params, state.rollout, key_rollout, config.rollout_length
+    )
+    streams = [make_stream(trajectory, i, config.ppo) for i in range(num_agents)]
+    stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *streams)
+
+    def _agent_update(learner: LearnerState, stream: Any, agent_key: jax.Array):
+        return ppo_update(setup.network, learner, (stream,), agent_key, config.ppo, setup.optimizer)
+
+    learners, ppo_metrics = jax.vmap(_agent_update)(
+        state.learners, stacked, jax.random.split(key_ppo, num_agents)
+    )
+    step = state.update_step + 1
+    metrics = {k: jnp.mean(v) for k, v in ppo_metrics.items()}
+    metrics |= episode_stats(trajectory, seat=0)
+    metrics["env_steps"] = step * config.batch_size
+    return IPPOState(learners, rollout_state, key, step), metrics
+
+
+def learner_params(state: IPPOState) -> Any:
+    """The agents' params (what checkpoints keep)."""
+    return state.learners.params
+
+
+def train(
+    key: jax.Array,
+    config: IPPOConfig,
+    num_seeds: int = 1,
+    on_update: Callable[[int, Metrics], None] | None = None,
+) -> TrainResult:
+    """A whole IPPO run for `num_seeds` seeds at once (seed i uses `split(key, num_seeds)[i]`)."""
+    state = init_seeds(jax.random.split(key, num_seeds), init, config)
+    return run(state, update, config, learner_params, on_update=on_update)

@@ -1,0 +1,70 @@
+"""The training core shared by every method: one PPO over streams of rollout data.
+
+- `rollout`: rollouts for any seat pairing (`Pairing`, `RolloutState`, `Trajectory`).
+- `gae`: the one GAE (terminated vs truncated handled).
+- `losses`: the paper's generalised clip loss, entropy and value losses.
+- `ppo`: `Stream`, `make_stream`, `ppo_update` (epochs x minibatches over several streams).
+- `partners`: `SampledTeammate`, a policy drawing a population member per episode.
+- `config`: frozen, validated configs; `presets`: the paper's tables and quick settings.
+- `driver`: the host loop (`init_seeds`, `update_seeds`, `run`, `TrainResult`).
+
+Algorithms (`aht_bench.algorithms`) are pairings, stream weights and an outer loop over these.
+See docs/training.md.
+
+May import jax, optax, chex, numpy, aht_bench.envs and aht_bench.policies only.
+"""
+
+from aht_bench.training.config import BRConfig, EgoConfig, IPPOConfig, PPOConfig, RunConfig
+from aht_bench.training.driver import TrainResult, init_seeds, run, update_seeds
+from aht_bench.training.gae import gae
+from aht_bench.training.losses import clip_loss, entropy_loss, value_loss
+from aht_bench.training.partners import SampledTeammate, TeammatePool, teammate_pool
+from aht_bench.training.ppo import (
+    LearnerState,
+    Stream,
+    make_optimizer,
+    make_stream,
+    ppo_update,
+    timestep_weights,
+)
+from aht_bench.training.rollout import (
+    LearnerData,
+    Pairing,
+    RolloutState,
+    Trajectory,
+    episode_stats,
+    init_rollout,
+    rollout,
+)
+
+__all__ = [
+    "BRConfig",
+    "EgoConfig",
+    "IPPOConfig",
+    "LearnerData",
+    "LearnerState",
+    "PPOConfig",
+    "Pairing",
+    "RolloutState",
+    "RunConfig",
+    "SampledTeammate",
+    "Stream",
+    "TeammatePool",
+    "TrainResult",
+    "Trajectory",
+    "clip_loss",
+    "entropy_loss",
+    "episode_stats",
+    "gae",
+    "init_rollout",
+    "init_seeds",
+    "make_optimizer",
+    "make_stream",
+    "ppo_update",
+    "rollout",
+    "run",
+    "teammate_pool",
+    "timestep_weights",
+    "update_seeds",
+    "value_loss",
+]

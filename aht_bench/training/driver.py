@@ -1,0 +1,115 @@
+"""The Python loop that drives every algorithm: seeds vmapped, one jitted call per few updates.
+
+An algorithm is a pair of pure functions over its own train state (a NamedTuple holding params,
+optimiser states, env states, carries, keys and the update counter):
+
+    state = init(key, config, *inputs)          # one seed
+    state, metrics = update(state, config)      # ONE PPO update; metrics: dict of scalars
+
+`init_seeds` vmaps `init` over seed keys; `update_seeds` vmaps `update` over seeds and scans it
+`config.updates_per_call` times inside one jitted call; `run` loops over the calls on the host,
+stacks the metrics and keeps the learners' params after the updates listed in
+`config.checkpoint_updates`. Because the whole state of a run is the train state, continuing
+from a stored state after update k gives bit-identical results to not stopping.
+
+Both jitted functions take the algorithm functions and the (hashable) config as static
+arguments, so runs with equal configs reuse one compiled update.
+
+May import jax, numpy and aht_bench.training only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from aht_bench.training.config import RunConfig
+
+Metrics = dict[str, jax.Array]
+
+
+class TrainResult(NamedTuple):
+    """What `run` (and each algorithm's `train`) returns."""
+
+    state: Any  # the final train state, every leaf with a leading (num_seeds,) axis
+    metrics: dict[str, np.ndarray]  # name -> (num_seeds, num_updates) per-update metrics
+    checkpoints: dict[int, Any]  # update number -> learner params (leading seed axis), on host
+
+
+def init_seeds(keys: jax.Array, init: Callable[..., Any], config: RunConfig, *inputs: Any) -> Any:
+    """`init(key, config, *inputs)` for each key of `keys` (num_seeds, 2), stacked; inputs are
+    shared by all seeds.
+
+    Seeds are initialised one by one, outside jit: the algorithms' `init` builds its parts with
+    separately jitted pieces (`init_params`, `init_rollout`) that compile once and are reused
+    for every seed and agent, which costs a fraction of compiling one whole vmapped `init`
+    (and a vmapped `MLPActorCritic.init` never returns on CPU, see `init_params`).
+    """
+    states = [init(key, config, *inputs) for key in keys]
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *states)
+
+
+@partial(jax.jit, static_argnames=("update", "config"))
+def update_seeds(
+    state: Any, update: Callable[[Any, Any], tuple[Any, Metrics]], config: RunConfig
+) -> tuple[Any, Metrics]:
+    """`config.updates_per_call` updates of every seed; metrics leaves (num_seeds, calls)."""
+
+    def _one_seed(seed_state):
+        return jax.lax.scan(
+            lambda s, _: update(s, config), seed_state, None, length=config.updates_per_call
+        )
+
+    return jax.vmap(_one_seed)(state)
+
+
+def run(
+    state: Any,
+    update: Callable[[Any, Any], tuple[Any, Metrics]],
+    config: RunConfig,
+    learner_params: Callable[[Any], Any],
+    num_updates: int | None = None,
+    on_update: Callable[[int, Metrics], None] | None = None,
+) -> TrainResult:
+    """Run `num_updates` (default: the rest of `config.num_updates`) updates of `state`.
+
+    `state` has a leading seed axis (from `init_seeds`) and its own update counter, so a run can
+    be continued from any state it returned. `learner_params(state)` picks what a checkpoint
+    keeps. `on_update(update_number, metrics)` is called after each jitted call with that
+    call's metrics (leaves (num_seeds, updates_per_call), on device).
+    """
+    done = int(np.asarray(jax.device_get(_update_counter(state))).reshape(-1)[0])
+    if num_updates is None:
+        num_updates = config.num_updates - done
+    if num_updates % config.updates_per_call:
+        raise ValueError(
+            f"num_updates={num_updates} is not a multiple of updates_per_call="
+            f"{config.updates_per_call}"
+        )
+    history: list[Metrics] = []
+    checkpoints: dict[int, Any] = {}
+    for _ in range(num_updates // config.updates_per_call):
+        state, metrics = update_seeds(state, update, config)
+        done += config.updates_per_call
+        history.append(metrics)
+        if done in config.checkpoint_updates:
+            checkpoints[done] = jax.device_get(learner_params(state))
+        if on_update is not None:
+            on_update(done, metrics)
+    stacked = (
+        {k: np.concatenate([np.asarray(m[k]) for m in history], axis=1) for k in history[0]}
+        if history
+        else {}
+    )
+    return TrainResult(state, stacked, checkpoints)
+
+
+def _update_counter(state: Any) -> jax.Array:
+    if not hasattr(state, "update_step"):
+        raise TypeError(f"{type(state).__name__} has no update_step; not a train state")
+    return state.update_step

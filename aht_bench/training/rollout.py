@@ -1,0 +1,320 @@
+"""Rollouts for any seat pairing: learners and fixed policies in any seats, any reset source.
+
+A `Pairing` names one policy per *role* (e.g. IPPO: agent 0, agent 1; ego training: ego,
+teammate), the seat each role plays, and which roles are learners. `rollout` scans `num_steps`
+joint steps of a batch of `AutoReset` envs (whatever the reset source: fresh p0 starts, or
+`StoredStates` for ROTATE's SXP/XSP rollouts) and records, for each learner role, what PPO
+needs: observations, actions, log-probs, values, the value of the episode's last observation
+where the horizon cut it, and the learner's training reward (`base + shaped_reward_coef *
+shaped` of its seat).
+
+Carries are reset at episode starts (`aht_bench.policies.reset_carry_where`) before a policy
+acts; the learner's carry before the first step is kept so that a recurrent learner can be
+re-run over the same sequence in the PPO update.
+
+May import jax, flax, aht_bench.envs and aht_bench.policies only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from aht_bench.envs.core import EnvState
+from aht_bench.envs.registry import make
+from aht_bench.envs.wrappers import AutoReset
+from aht_bench.policies.core import Carry, Params, Policy, reset_carry_where
+from aht_bench.policies.networks import GRUCarry
+
+
+@functools.lru_cache(maxsize=64)
+def make_env(task_id: str) -> AutoReset:
+    """`AutoReset(envs.make(task_id))` with p0 starts, built once per task.
+
+    Safe to call while tracing a jitted function: backends that compute with jnp at
+    construction (Jumanji's specs) are evaluated eagerly.
+    """
+    with jax.ensure_compile_time_eval():
+        return AutoReset(make(task_id))
+
+
+@dataclasses.dataclass(frozen=True)
+class Pairing:
+    """Who plays a rollout: one policy per role, and which roles learn.
+
+    A learner policy must have `evaluate(params, carry, obs) -> (logits, values, carry)` whose
+    `act` samples a categorical over those logits (both `aht_bench.policies` networks); the
+    rollout samples learners' actions from `evaluate` directly (see `_learner_act`).
+    """
+
+    policies: tuple[Policy, ...]
+    """One policy per role."""
+    learners: tuple[int, ...]
+    """The roles whose transitions are recorded, in the order of `Trajectory.learners`."""
+    seats: tuple[int, ...] = ()
+    """The seat of each role (a permutation of the env's seats); () means role r in seat r."""
+    shaped_reward_coef: float = 1.0
+    """A learner's training reward is `base + shaped_reward_coef * shaped` of its seat."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "policies", tuple(self.policies))
+        object.__setattr__(self, "learners", tuple(int(r) for r in self.learners))
+        seats = self.seats or tuple(range(len(self.policies)))
+        object.__setattr__(self, "seats", tuple(int(x) for x in seats))
+        if sorted(self.seats) != list(range(len(self.policies))):
+            raise ValueError(
+                f"seats={self.seats} must give each of the {len(self.policies)} roles its own "
+                f"seat (a permutation of 0..{len(self.policies) - 1})"
+            )
+        for r in self.learners:
+            if not 0 <= r < len(self.policies):
+                raise ValueError(
+                    f"learner role {r} does not exist; roles are 0..{len(self.policies) - 1}"
+                )
+            if not hasattr(self.policies[r], "evaluate"):
+                raise ValueError(
+                    f"learner role {r} ({type(self.policies[r]).__name__}) has no "
+                    "evaluate(params, carry, obs); learners must be networks such as "
+                    "aht_bench.policies.MLPActorCritic or RecurrentEgo"
+                )
+
+    @property
+    def num_roles(self) -> int:
+        return len(self.policies)
+
+    @property
+    def role_of_seat(self) -> tuple[int, ...]:
+        """The role sitting in each seat."""
+        return tuple(self.seats.index(seat) for seat in range(len(self.seats)))
+
+
+class RolloutState(NamedTuple):
+    """Where a batch of `E` envs stands between two rollouts (part of every train state)."""
+
+    env_state: EnvState[Any]  # leaves (E, ...): the states the next step acts in
+    obs: jax.Array  # (E, num_agents, obs_dim) float32: observations of those states
+    starts: jax.Array  # (E,) bool: the next step is the first of an episode (reset carries)
+    carries: tuple[Carry, ...]  # one per role, leaves (E, ...)
+
+
+class LearnerData(NamedTuple):
+    """One learner role's view of a rollout of `T` steps in `E` envs, time-major."""
+
+    obs: jax.Array  # (T, E, obs_dim) float32: observation o_t the learner acted on
+    actions: jax.Array  # (T, E) int32: a_t
+    log_probs: jax.Array  # (T, E) float32: log pi_old(a_t | o_t) at collection
+    values: jax.Array  # (T, E, K) float32: V_old(o_t), every value head
+    final_values: jax.Array  # (T, E, K) float32: V_old(final_obs_t); meaningful where truncated
+    last_values: jax.Array  # (E, K) float32: V_old of the observation after the last step
+    rewards: jax.Array  # (T, E) float32: training reward r_t of the learner's seat
+    initial_carry: Carry  # leaves (E, ...): carry before step 0 (before its episode-start reset)
+
+
+class Trajectory(NamedTuple):
+    """A rollout: per-learner data plus what all roles share."""
+
+    learners: tuple[LearnerData, ...]  # in `Pairing.learners` order
+    starts: jax.Array  # (T, E) bool: step t is the first of an episode (carries were reset)
+    terminated: jax.Array  # (T, E) bool: the episode ended inside the task at step t
+    truncated: jax.Array  # (T, E) bool: the horizon cut the episode at step t
+    episode_return: jax.Array  # (T, E, num_agents) float32: base return including step t
+    time: jax.Array  # (T, E) int32: steps taken in the episode including step t (t + 1 from p0)
+    states: EnvState[Any] | None  # leaves (T, E, ...): the state step t acted in (keep_states)
+
+    @property
+    def done(self) -> jax.Array:
+        """(T, E) bool: an episode ended at step t."""
+        return jnp.logical_or(self.terminated, self.truncated)
+
+
+@functools.partial(jax.jit, static_argnames=("env", "pairing", "num_envs"))
+def init_rollout(env: AutoReset, pairing: Pairing, key: jax.Array, num_envs: int) -> RolloutState:
+    """Reset `num_envs` envs from the env's reset source; fresh carries for every role.
+
+    Jitted on its own (env and pairing static), so initialising many seeds compiles it once.
+    """
+    if env.num_agents != pairing.num_roles:
+        raise ValueError(
+            f"{env.task_id} has {env.num_agents} seats but the pairing has "
+            f"{pairing.num_roles} roles; give one policy per seat"
+        )
+    env_state, timestep = jax.vmap(env.reset)(jax.random.split(key, num_envs))
+    return RolloutState(
+        env_state=env_state,
+        obs=timestep.obs,
+        starts=jnp.ones((num_envs,), bool),
+        carries=tuple(p.init_carry((num_envs,)) for p in pairing.policies),
+    )
+
+
+def record_action(carry: Carry, action: jax.Array) -> Carry:
+    """A learner's carry after it took `action` (what `act` does after `evaluate`).
+
+    `RecurrentEgo.evaluate` leaves the previous action in its `GRUCarry` unchanged and `act`
+    writes the sampled one in; feed-forward carries are `()`.
+    """
+    if isinstance(carry, GRUCarry):
+        return carry._replace(prev_action=action)
+    return carry
+
+
+def _learner_act(
+    policy: Any, params: Params, carry: Carry, obs: jax.Array, gumbel: jax.Array
+) -> tuple[jax.Array, Carry, jax.Array]:
+    """`act` of a learner for a batch of envs: (actions (E,), carries, log-probs (E,)).
+
+    The same distribution as `policy.act` (a categorical over `evaluate`'s logits), sampled as
+    `argmax(logits + gumbel)` with Gumbel noise (E, A) drawn before the scan. The values
+    `evaluate` computes are unused here (XLA drops them) and are computed after the scan.
+    """
+    logits, _, carry = jax.vmap(policy.evaluate, in_axes=(None, 0, 0))(params, carry, obs)
+    actions = jnp.argmax(logits + gumbel, axis=-1).astype(jnp.int32)
+    log_probs = jnp.take_along_axis(jax.nn.log_softmax(logits), actions[:, None], -1)[:, 0]
+    return actions, record_action(carry, actions), log_probs
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def init_params(network: Any, key: jax.Array) -> Params:
+    """`network.init(key)`, compiled once per network and reused for every agent and seed.
+
+    Call it once per set of params rather than vmapping it: on CPU (jaxlib 0.10.2) a vmapped
+    `MLPActorCritic.init` (batched orthogonal initialisers) never returns, and compiling the
+    orthogonal initialisers is most of the cost of initialising a run.
+    """
+    return network.init(key)
+
+
+def _values(policy: Any, params: Params, carry: Carry, obs: jax.Array) -> jax.Array:
+    """Values (..., K) of a learner for a batch of observations (..., obs_dim) and carries.
+
+    Leading axes are flattened into one batch first: one 2-D matmul per layer runs several
+    times faster on CPU than the same work as a batched (nested-vmap) matmul.
+    """
+    lead = obs.shape[:-1]
+    flat_obs = obs.reshape((-1, obs.shape[-1]))
+    flat_carry = jax.tree.map(
+        lambda c: c.reshape((flat_obs.shape[0],) + c.shape[len(lead) :]), carry
+    )
+    _, values, _ = jax.vmap(policy.evaluate, in_axes=(None, 0, 0))(params, flat_carry, flat_obs)
+    return values.reshape(lead + values.shape[-1:])
+
+
+def rollout(
+    env: AutoReset,
+    pairing: Pairing,
+    params: tuple[Params, ...],
+    state: RolloutState,
+    key: jax.Array,
+    num_steps: int,
+    keep_states: bool = False,
+) -> tuple[RolloutState, Trajectory]:
+    """Scan `num_steps` joint steps of every env in `state`; `params[r]` drives role r.
+
+    Returns the state to continue from and the `Trajectory` (time-major, `T = num_steps`).
+    Jittable (call it inside a jitted update); `pairing`, `num_steps` and `keep_states` are
+    static.
+
+    Two things keep the scan body small, which is what sets the speed on CPU: all randomness
+    (env keys, fixed policies' keys, Gumbel noise for the learners' samples) is drawn before
+    the scan in a few large calls, since every PRNG call inside it costs a loop of its own; and
+    learners only act inside it, their values (of each observation and of each step's final
+    observation) being computed after it as batches of `T * E`.
+    """
+    num_envs = state.obs.shape[0]
+    seats = pairing.seats
+    if len(params) != pairing.num_roles:
+        raise ValueError(f"got {len(params)} params for {pairing.num_roles} roles")
+    learner_carries = tuple(state.carries[r] for r in pairing.learners)
+    keys = jax.random.split(key, pairing.num_roles + 1)
+    noise = []
+    for r in range(pairing.num_roles):
+        if r in pairing.learners:  # Gumbel noise (T, E, A) for argmax sampling
+            num_actions = env.num_actions
+            noise.append(jax.random.gumbel(keys[r], (num_steps, num_envs, num_actions)))
+        else:  # one key per step and env for `act`
+            noise.append(jax.random.split(keys[r], (num_steps, num_envs)))
+    env_keys = jax.random.split(keys[-1], (num_steps, num_envs))
+
+    def _env_step(carry: RolloutState, step_noise: tuple[jax.Array, ...]):
+        *role_noise, step_env_keys = step_noise
+        actions, before, after, log_probs = [], [], [], []
+        for r, policy in enumerate(pairing.policies):
+            role_carry = reset_carry_where(policy, carry.starts, carry.carries[r])
+            obs = carry.obs[:, seats[r]]
+            if r in pairing.learners:
+                a, next_carry, log_prob = _learner_act(
+                    policy, params[r], role_carry, obs, role_noise[r]
+                )
+            else:
+                act = jax.vmap(policy.act, in_axes=(None, 0, 0, 0))
+                a, next_carry, _ = act(params[r], role_carry, obs, role_noise[r])
+                log_prob = None
+            actions.append(a)
+            before.append(role_carry)
+            after.append(next_carry)
+            log_probs.append(log_prob)
+        joint = jnp.stack([actions[r] for r in pairing.role_of_seat], axis=1)
+        env_state, ts = jax.vmap(env.step)(step_env_keys, carry.env_state, joint)
+        reward = ts.reward + pairing.shaped_reward_coef * ts.shaped_reward
+        records = tuple(
+            (
+                carry.obs[:, seats[r]],
+                actions[r],
+                log_probs[r],
+                reward[:, seats[r]],
+                ts.final_obs[:, seats[r]],
+                before[r],
+                after[r],
+            )
+            for r in pairing.learners
+        )
+        shared = (carry.starts, ts.terminated, ts.truncated, ts.episode_return, ts.time)
+        seen = carry.env_state if keep_states else None
+        next_state = RolloutState(env_state, ts.obs, ts.done, tuple(after))
+        return next_state, (records, shared, seen)
+
+    state, (records, shared, states) = jax.lax.scan(_env_step, state, (*noise, env_keys))
+    learners = []
+    for i, r in enumerate(pairing.learners):
+        policy = pairing.policies[r]
+        obs, actions, log_probs, rewards, final_obs, before, after = records[i]
+        last_carry = reset_carry_where(policy, state.starts, state.carries[r])
+        # (two calls: concatenating the inputs into one batch costs more than it saves)
+        learners.append(
+            LearnerData(
+                obs=obs,
+                actions=actions,
+                log_probs=log_probs,
+                values=_values(policy, params[r], before, obs),
+                final_values=_values(policy, params[r], after, final_obs),
+                last_values=_values(policy, params[r], last_carry, state.obs[:, seats[r]]),
+                rewards=rewards,
+                initial_carry=learner_carries[i],
+            )
+        )
+    starts, terminated, truncated, episode_return, time = shared
+    return state, Trajectory(
+        learners=tuple(learners),
+        starts=starts,
+        terminated=terminated,
+        truncated=truncated,
+        episode_return=episode_return,
+        time=time,
+        states=states,
+    )
+
+
+def episode_stats(trajectory: Trajectory, seat: int = 0) -> dict[str, jax.Array]:
+    """Base return of `seat` in the episodes that ended in `trajectory`.
+
+    {"episode_return": mean base return (NaN if no episode ended), "episodes": how many ended}.
+    """
+    returns = trajectory.episode_return[..., seat]
+    done = trajectory.done.astype(jnp.float32)
+    count = jnp.sum(done)
+    mean = jnp.where(count > 0, jnp.sum(returns * done) / jnp.maximum(count, 1.0), jnp.nan)
+    return {"episode_return": mean, "episodes": count}

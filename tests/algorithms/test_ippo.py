@@ -1,0 +1,80 @@
+"""IPPO: learns a 2x2 coordination game, keeps checkpoints, and resumes bit-identically."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from conftest import COORD_TASK
+
+from aht_bench.algorithms import ippo
+from aht_bench.training import IPPOConfig, PPOConfig, init_seeds, run
+
+
+@pytest.fixture(scope="module")
+def config():
+    # payoff [[2, 0], [0, 1]]: the optimal joint action (A, A) returns 2, the other
+    # equilibrium 1 (the test task exists only while this module's tests run)
+    return IPPOConfig(
+        task_id=COORD_TASK,
+        total_timesteps=32 * 4 * 30,
+        num_envs=32,
+        rollout_length=4,
+        hidden=(16,),
+        ppo=PPOConfig(
+            learning_rate=3e-3, anneal_lr=False, num_epochs=4, num_minibatches=2, ent_coef=0.0
+        ),
+        checkpoint_updates=(10, 30),
+    )
+
+
+@pytest.fixture(scope="module")
+def result(config):
+    return ippo.train(jax.random.PRNGKey(0), config, num_seeds=2)
+
+
+def test_ippo_reaches_the_optimal_return(result, config):
+    cfg = config
+    returns = result.metrics["episode_return"]
+    assert returns.shape == (2, cfg.num_updates)
+    assert np.all(returns[:, -5:].mean(axis=1) >= 1.9), returns[:, -5:]
+    assert np.all(returns[:, 0] < 1.5)  # it did have something to learn
+
+
+def test_metrics_and_checkpoints(result, config):
+    cfg = config
+    m = result.metrics
+    for k in (
+        "loss",
+        "policy_loss",
+        "value_loss",
+        "entropy",
+        "approx_kl",
+        "clip_fraction",
+        "episodes",
+        "env_steps",
+    ):
+        assert m[k].shape == (2, cfg.num_updates) and np.all(np.isfinite(m[k])), k
+    np.testing.assert_array_equal(m["env_steps"][0], np.arange(1, 31) * cfg.batch_size)
+    assert sorted(result.checkpoints) == [10, 30]
+    final = jax.tree.leaves(result.state.learners.params)
+    for a, b in zip(jax.tree.leaves(result.checkpoints[30]), final, strict=True):
+        assert a.shape[:2] == (2, 2)  # (seeds, agents, ...)
+        np.testing.assert_array_equal(a, b)
+    assert int(result.state.update_step[0]) == cfg.num_updates
+
+
+def test_stopping_after_two_updates_and_resuming_is_bit_identical(config):
+    cfg = config
+    keys = jax.random.split(jax.random.PRNGKey(7), 2)
+    state = init_seeds(keys, ippo.init, cfg)
+    straight = run(state, ippo.update, cfg, ippo.learner_params, num_updates=4)
+    first = run(state, ippo.update, cfg, ippo.learner_params, num_updates=2)
+    stored = jax.device_get(first.state)  # what a checkpoint holds: host copies of the state
+    resumed = run(
+        jax.tree.map(jnp.asarray, stored), ippo.update, cfg, ippo.learner_params, num_updates=2
+    )
+    for a, b in zip(jax.tree.leaves(straight.state), jax.tree.leaves(resumed.state), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    for k, v in straight.metrics.items():
+        both = np.concatenate([first.metrics[k], resumed.metrics[k]], axis=1)
+        np.testing.assert_array_equal(v, both)

@@ -1,0 +1,31 @@
+"""Tiny test-only tasks, registered for the duration of this folder's tests only (the registry
+contract tests must never see them)."""
+
+import pytest
+
+from aht_bench.envs import registry
+from aht_bench.envs.matrix import RepeatedMatrixGame
+
+COORD_TASK = "test-coord2x2-v1"
+TRUNC_TASK = "test-trunc-v1"
+
+
+class TruncatedGame(RepeatedMatrixGame):
+    """The 2x2 game repeated 3 steps, ended by the horizon (truncation), not by the task."""
+
+    def _is_terminal(self, inner):
+        return inner.ended
+
+
+@pytest.fixture(scope="module", autouse=True)
+def test_tasks():
+    def coord():
+        return RepeatedMatrixGame(COORD_TASK, ((2.0, 0.0), (0.0, 1.0)), ("A", "B"), steps=1)
+
+    def trunc():
+        return TruncatedGame(TRUNC_TASK, ((2.0, 0.0), (0.0, 1.0)), ("A", "B"), steps=3)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setitem(registry._REGISTRY, COORD_TASK, coord)
+        mp.setitem(registry._REGISTRY, TRUNC_TASK, trunc)
+        yield
