@@ -5,11 +5,14 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from conftest import TRUNC_TASK
 
 from aht_bench.algorithms import ego
 from aht_bench.policies import TeammateSet
 from aht_bench.training import EgoConfig, PPOConfig
+
+pytestmark = pytest.mark.usefixtures("tiny_tasks")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -9,6 +9,8 @@ from conftest import COORD_TASK
 from aht_bench.algorithms import ippo
 from aht_bench.training import IPPOConfig, PPOConfig, init_seeds, run
 
+pytestmark = pytest.mark.usefixtures("tiny_tasks")
+
 
 @pytest.fixture(scope="module")
 def config():

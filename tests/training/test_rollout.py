@@ -25,6 +25,8 @@ from aht_bench.training import (
 from aht_bench.training.ppo import _evaluate_sequences, _minibatches
 from aht_bench.training.rollout import make_env
 
+pytestmark = pytest.mark.usefixtures("tiny_tasks")
+
 NUM_ENVS, STEPS = 4, 7
 
 # One compiled rollout per (env, pairing, length): tests that share them compile once.

@@ -1,5 +1,6 @@
-"""Tiny test-only tasks, registered for the duration of this folder's tests only (the registry
-contract tests must never see them)."""
+"""Tiny test-only tasks for the training and algorithm tests. A module that uses them asks for
+the `tiny_tasks` fixture (`pytestmark = pytest.mark.usefixtures("tiny_tasks")`), which registers
+them for that module only: the registry contract tests must never see them."""
 
 import pytest
 
@@ -17,8 +18,8 @@ class TruncatedGame(RepeatedMatrixGame):
         return inner.ended
 
 
-@pytest.fixture(scope="module", autouse=True)
-def test_tasks():
+@pytest.fixture(scope="module")
+def tiny_tasks():
     def coord():
         return RepeatedMatrixGame(COORD_TASK, ((2.0, 0.0), (0.0, 1.0)), ("A", "B"), steps=1)
 
