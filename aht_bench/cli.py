@@ -9,6 +9,9 @@ Exit codes (the same for every command; `EXIT_*` below):
     3  the agent file failed to load (import error, no act(obs), TASKS mismatch, load timeout)
     4  the agent failed while playing (act raised or returned a bad action, step timeout, crash)
     5  a heldout teammate set failed its integrity check (reserved for `evaluate`)
+    6  training stopped: a loss or parameter became NaN or infinite (`train`)
+  130  stopped by Ctrl-C (SIGINT) after saving a checkpoint (`train`; resume with --resume)
+  143  stopped by SIGTERM after saving a checkpoint (`train`; resume with --resume)
 
 Errors print one message to stderr, without a traceback (`--debug` shows it where offered).
 """
@@ -31,6 +34,9 @@ EXIT_USAGE = 2
 EXIT_AGENT_LOAD = 3
 EXIT_AGENT_RUNTIME = 4
 EXIT_TEAMMATE_INTEGRITY = 5
+EXIT_TRAINING_DIVERGED = 6
+EXIT_SIGINT = 130
+EXIT_SIGTERM = 143
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -40,6 +46,15 @@ Exit codes:
   3  the agent failed to load (incl. load timeout)
   4  the agent failed while playing (incl. step timeout, crash)
   5  teammate-set integrity failure (reserved for evaluate)"""
+
+TRAIN_EXIT_CODES_HELP = """\b
+Exit codes:
+    0  ok (the run finished)
+    1  internal error (a bug in aht-bench)
+    2  usage error (bad option or override, --out in use, nothing to resume, bad checkpoint)
+    6  a loss or parameter became NaN/inf (the update is named; nothing of it was saved)
+  130  Ctrl-C: stopped at an update boundary after a checkpoint (continue with --resume)
+  143  SIGTERM: stopped at an update boundary after a checkpoint (continue with --resume)"""
 
 
 class _TaskType(click.ParamType):
@@ -126,6 +141,18 @@ def _teammate(task_id: str, name: str) -> Any:
     except ValueError as e:
         hint = "or random (uniform actions)"
         raise click.BadParameter(f"{str(e).rstrip('.')}; {hint}", param_hint="--teammate") from None
+
+
+def _internal_error(error: Exception, debug: bool) -> click.exceptions.Exit:
+    """Report an unexpected exception (a bug in aht-bench) and give the exit to raise."""
+    if debug:
+        click.echo(traceback.format_exc().rstrip(), err=True)
+    click.echo(
+        f"internal error: {type(error).__name__}: {error} (a bug in aht-bench; rerun with "
+        "--debug and report it)",
+        err=True,
+    )
+    return click.exceptions.Exit(EXIT_INTERNAL)
 
 
 def _agent_failed(error: Exception, code: int, debug: bool) -> click.exceptions.Exit:
@@ -235,19 +262,198 @@ def check_agent(
     except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
         raise
     except Exception as e:
-        if debug:
-            click.echo(traceback.format_exc().rstrip(), err=True)
-        click.echo(
-            f"internal error: {type(e).__name__}: {e} (a bug in aht-bench; rerun with --debug "
-            "and report it)",
-            err=True,
-        )
-        raise click.exceptions.Exit(EXIT_INTERNAL) from None
+        raise _internal_error(e, debug) from None
     click.echo(
         f"mean base return {sum(returns) / len(returns):g} over {episodes} episode(s) of "
         f"{task_id}, seat {seat}, teammate {teammate}"
     )
     click.echo(f"agent OK: {path.name}")
+
+
+def _train_spec(
+    algorithm: str,
+    out: Path,
+    resume: bool,
+    given: dict[str, Any],
+) -> Any:
+    """The RunSpec from the options; with --resume, options left out come from the run."""
+    from aht_bench.training.runs import RunDirError, RunSpec, read_spec
+
+    if resume:
+        try:
+            stored = read_spec(out)
+        except RunDirError as e:
+            raise click.BadParameter(str(e), param_hint="--out") from None
+        if stored.algorithm != algorithm:
+            raise click.BadParameter(
+                f"{out} holds a {stored.algorithm} run, not {algorithm}; resume it with "
+                f"`aht-bench train {stored.algorithm} --out {out} --resume`",
+                param_hint="ALGORITHM",
+            )
+        values = stored.to_json() | {k: v for k, v in given.items() if v is not None}
+    else:
+        if given["task_id"] is None:
+            raise click.BadParameter("--task is required (unless --resume)", param_hint="--task")
+        values = {"algorithm": algorithm, "preset": "quick", "num_seeds": 1, "seed": 0}
+        values |= {k: v for k, v in given.items() if v is not None}
+    try:
+        return RunSpec(
+            algorithm=algorithm,
+            task_id=values["task_id"],
+            preset=values.get("preset", "quick"),
+            num_seeds=int(values.get("num_seeds", 1)),
+            seed=int(values.get("seed", 0)),
+            teammates=tuple(values.get("teammates", ())),
+            overrides=tuple(tuple(kv) for kv in values.get("overrides", ())),
+        )
+    except (ValueError, KeyError) as e:
+        raise click.UsageError(str(e).strip('"')) from None
+
+
+@main.command(epilog=TRAIN_EXIT_CODES_HELP)
+@click.argument("algorithm", type=click.Choice(["ippo", "br", "ego"]))
+@click.option("--task", "task_id", type=TASK, default=None, help="Task id or alias.")
+@click.option(
+    "--preset",
+    type=click.Choice(["quick", "paper"]),
+    default=None,
+    help="quick: minutes on two CPU cores; paper: the paper's hyperparameter table (GPU "
+    "scale). [default: quick]",
+)
+@click.option(
+    "--seeds",
+    "num_seeds",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Seeds trained at once (vmapped). [default: 1]",
+)
+@click.option("--seed", type=int, default=None, help="Base seed. [default: 0]")
+@click.option(
+    "--teammates",
+    default=None,
+    help="br/ego only: comma-separated heuristic names of the task (e.g. "
+    "independent_agent_0,onion_agent_0.1 or lexi,col) or policy/population .safetensors files.",
+)
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="FIELD=VALUE",
+    help="Override a config field, e.g. --set total_timesteps=1e6 --set ppo.learning_rate=3e-4 "
+    "(repeatable).",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    required=True,
+    help="Run folder (new or empty; with --resume, the run to continue).",
+)
+@click.option("--resume", is_flag=True, help="Continue the run in --out from its last checkpoint.")
+@click.option(
+    "--checkpoint-every",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Checkpoint every this many updates (default: every --checkpoint-seconds).",
+)
+@click.option(
+    "--checkpoint-seconds",
+    type=click.FloatRange(min=0),
+    default=300.0,
+    show_default=True,
+    help="Checkpoint at least this often (wall seconds).",
+)
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
+def train(
+    algorithm: str,
+    task_id: str | None,
+    preset: str | None,
+    num_seeds: int | None,
+    seed: int | None,
+    teammates: str | None,
+    overrides: tuple[str, ...],
+    out: Path,
+    resume: bool,
+    checkpoint_every: int | None,
+    checkpoint_seconds: float,
+    no_progress: bool,
+    debug: bool,
+) -> None:
+    """Train ALGORITHM (ippo, br or ego) on a task, with checkpoints, metrics and a curve.
+
+    \b
+    aht-bench train ippo --task cramped_room --preset quick --seeds 3 --out runs/ippo-cr
+    aht-bench train br --task cramped_room --teammates independent_agent_0 --out runs/br
+    aht-bench train ippo --out runs/ippo-cr --resume
+
+    The folder gets run.json, metrics.jsonl (one line per update), checkpoints/, curve.png and
+    policies/final/*.safetensors (load them with aht_bench.policies.load_policy). See
+    docs/training.md.
+    """
+    from aht_bench import algorithms
+    from aht_bench.training import runs
+    from aht_bench.training.checkpoint import CheckpointError
+
+    pairs = []
+    for item in overrides:
+        field, sep, value = item.partition("=")
+        if not sep or not field.strip():
+            raise click.BadParameter(f"{item!r} is not FIELD=VALUE", param_hint="--set")
+        pairs.append((field.strip(), value.strip()))
+    given = {
+        "task_id": task_id,
+        "preset": preset,
+        "num_seeds": num_seeds,
+        "seed": seed,
+        "teammates": None if teammates is None else [t for t in teammates.split(",") if t],
+        "overrides": pairs or None,
+    }
+    spec = _train_spec(algorithm, out, resume, given)
+    algo = algorithms.get(algorithm)
+    try:
+        runs.check_teammates(algo, spec)
+        spec.config()
+    except (ValueError, KeyError) as e:
+        raise click.UsageError(str(e).strip('"')) from None
+    try:
+        outcome = runs.train(
+            algo,
+            spec,
+            out,
+            resume=resume,
+            checkpoint_every_updates=checkpoint_every,
+            checkpoint_every_s=checkpoint_seconds,
+            progress=not no_progress,
+        )
+    except runs.TrainingInterrupted as e:
+        click.echo(str(e), err=True)
+        raise click.exceptions.Exit(e.exit_code) from None
+    except KeyboardInterrupt:
+        click.echo("aborted without saving; --resume continues from the last checkpoint", err=True)
+        raise click.exceptions.Exit(EXIT_SIGINT) from None
+    except runs.TrainingDiverged as e:
+        click.echo(f"error: {e}", err=True)
+        raise click.exceptions.Exit(EXIT_TRAINING_DIVERGED) from None
+    except (runs.RunDirError, CheckpointError) as e:
+        click.echo(f"error: {e}", err=True)
+        raise click.exceptions.Exit(EXIT_USAGE) from None
+    except ValueError as e:
+        if debug:
+            click.echo(traceback.format_exc().rstrip(), err=True)
+        click.echo(f"error: {e}", err=True)
+        raise click.exceptions.Exit(EXIT_USAGE) from None
+    except (click.exceptions.Exit, click.ClickException):
+        raise
+    except Exception as e:
+        raise _internal_error(e, debug) from None
+    returns = ", ".join(f"{r:.4g}" for r in outcome.final_return)
+    click.echo(
+        f"done: {outcome.updates} updates, {outcome.env_steps:,} env steps per seed in "
+        f"{outcome.train_seconds:.0f}s of training\n"
+        f"mean base return over the last 10% of updates, per seed: {returns}\n"
+        f"wrote {outcome.out}/ (curve.png, metrics.jsonl, policies/final/: "
+        f"{len(outcome.policies)} policy files)"
+    )
 
 
 def _play_agent_file(

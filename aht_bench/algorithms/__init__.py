@@ -7,7 +7,27 @@ core in `aht_bench.training`:
 - `fixed_partner`: the learner-vs-fixed-teammates core that `ego` and `br` share.
 
 Each exposes `init(key, config, ...) -> state`, `update(state, config) -> (state, metrics)` (one
-PPO update, pure and jittable) and `train(key, config, ..., num_seeds)`.
+PPO update, pure and jittable) and `train(key, config, ..., num_seeds)`. `ALGORITHMS` lists
+those that long runs on disk (`aht_bench.training.runs.train`, `aht-bench train`) can drive.
 
 May import aht_bench.envs, aht_bench.policies and aht_bench.training only.
 """
+
+from __future__ import annotations
+
+from aht_bench.algorithms import br, ego, ippo
+from aht_bench.training.runs import Algorithm
+
+ALGORITHMS: dict[str, Algorithm] = {
+    "ippo": Algorithm("ippo", ippo, needs_teammates=False, per_agent=True),
+    "br": Algorithm("br", br, needs_teammates=True, per_agent=False),
+    "ego": Algorithm("ego", ego, needs_teammates=True, per_agent=False),
+}
+"""What `aht-bench train` can run (and `aht_bench.training.runs.train` drives)."""
+
+
+def get(name: str) -> Algorithm:
+    """The algorithm `name` (a key of `ALGORITHMS`)."""
+    if name not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {name!r}; choose one of {', '.join(ALGORITHMS)}")
+    return ALGORITHMS[name]

@@ -6,12 +6,16 @@
 - `ppo`: `Stream`, `make_stream`, `ppo_update` (epochs x minibatches over several streams).
 - `partners`: `SampledTeammate`, a policy drawing a population member per episode.
 - `config`: frozen, validated configs; `presets`: the paper's tables and quick settings.
-- `driver`: the host loop (`init_seeds`, `update_seeds`, `run`, `TrainResult`).
+- `driver`: the host loop (`init_seeds`, `update_seeds`, `iterate`, `run`, `TrainResult`).
+- `checkpoint`: a whole train state to/from safetensors + a verified JSON card.
+- `runs`: long runs on disk (`RunSpec`, `train`): checkpoints, exact resume, metrics.jsonl,
+  curve.png, Ctrl-C/SIGTERM stops, divergence stops; what `aht-bench train` calls.
 
 Algorithms (`aht_bench.algorithms`) are pairings, stream weights and an outer loop over these.
 See docs/training.md.
 
-May import jax, optax, chex, numpy, aht_bench.envs and aht_bench.policies only.
+May import jax, optax, chex, numpy, aht_bench.envs and aht_bench.policies only (`runs` also
+matplotlib and tqdm; the algorithms it drives are passed in).
 """
 
 from aht_bench.training.config import BRConfig, EgoConfig, IPPOConfig, PPOConfig, RunConfig

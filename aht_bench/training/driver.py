@@ -7,10 +7,12 @@ optimiser states, env states, carries, keys and the update counter):
     state, metrics = update(state, config)      # ONE PPO update; metrics: dict of scalars
 
 `init_seeds` vmaps `init` over seed keys; `update_seeds` vmaps `update` over seeds and scans it
-`config.updates_per_call` times inside one jitted call; `run` loops over the calls on the host,
-stacks the metrics and keeps the learners' params after the updates listed in
-`config.checkpoint_updates`. Because the whole state of a run is the train state, continuing
-from a stored state after update k gives bit-identical results to not stopping.
+`config.updates_per_call` times inside one jitted call; `iterate` loops over the calls on the
+host, yielding after each; `run` consumes it in memory, stacks the metrics and keeps the
+learners' params after the updates listed in `config.checkpoint_updates`. Long runs on disk
+(checkpoints, metrics files, signals) are `aht_bench.training.runs`. Because the whole state of
+a run is the train state, continuing from a stored state after update k gives bit-identical
+results to not stopping.
 
 Both jitted functions take the algorithm functions and the (hashable) config as static
 arguments, so runs with equal configs reuse one compiled update.
@@ -20,7 +22,7 @@ May import jax, numpy and aht_bench.training only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -68,6 +70,37 @@ def update_seeds(
     return jax.vmap(_one_seed)(state)
 
 
+def updates_done(state: Any) -> int:
+    """The update counter of a (seed-stacked) train state, as a Python int."""
+    return int(np.asarray(jax.device_get(_update_counter(state))).reshape(-1)[0])
+
+
+def iterate(
+    state: Any,
+    update: Callable[[Any, Any], tuple[Any, Metrics]],
+    config: RunConfig,
+    num_updates: int | None = None,
+) -> Iterator[tuple[int, Any, Metrics]]:
+    """Yield `(updates done, state, metrics)` after each jitted call of `update_seeds`.
+
+    Runs `num_updates` (default: the rest of `config.num_updates`) updates of `state` (leading
+    seed axis, from `init_seeds`). The metrics' leaves are (num_seeds, updates_per_call), on
+    device. `run` and the long-run loop of `aht_bench.training.runs` both consume this.
+    """
+    done = updates_done(state)
+    if num_updates is None:
+        num_updates = config.num_updates - done
+    if num_updates % config.updates_per_call:
+        raise ValueError(
+            f"num_updates={num_updates} is not a multiple of updates_per_call="
+            f"{config.updates_per_call}"
+        )
+    for _ in range(num_updates // config.updates_per_call):
+        state, metrics = update_seeds(state, update, config)
+        done += config.updates_per_call
+        yield done, state, metrics
+
+
 def run(
     state: Any,
     update: Callable[[Any, Any], tuple[Any, Metrics]],
@@ -76,26 +109,17 @@ def run(
     num_updates: int | None = None,
     on_update: Callable[[int, Metrics], None] | None = None,
 ) -> TrainResult:
-    """Run `num_updates` (default: the rest of `config.num_updates`) updates of `state`.
+    """Run `num_updates` (default: the rest of `config.num_updates`) updates of `state`, in memory.
 
     `state` has a leading seed axis (from `init_seeds`) and its own update counter, so a run can
     be continued from any state it returned. `learner_params(state)` picks what a checkpoint
     keeps. `on_update(update_number, metrics)` is called after each jitted call with that
     call's metrics (leaves (num_seeds, updates_per_call), on device).
     """
-    done = int(np.asarray(jax.device_get(_update_counter(state))).reshape(-1)[0])
-    if num_updates is None:
-        num_updates = config.num_updates - done
-    if num_updates % config.updates_per_call:
-        raise ValueError(
-            f"num_updates={num_updates} is not a multiple of updates_per_call="
-            f"{config.updates_per_call}"
-        )
     history: list[Metrics] = []
     checkpoints: dict[int, Any] = {}
-    for _ in range(num_updates // config.updates_per_call):
-        state, metrics = update_seeds(state, update, config)
-        done += config.updates_per_call
+    for done, new_state, metrics in iterate(state, update, config, num_updates):
+        state = new_state
         history.append(metrics)
         if done in config.checkpoint_updates:
             checkpoints[done] = jax.device_get(learner_params(state))

@@ -1,0 +1,308 @@
+"""Long runs on disk (aht_bench.training.runs and `aht-bench train`): exact resume after SIGTERM
+and after SIGKILL, divergence stops, checkpoint verification, run-folder and option errors.
+
+Every run here is the same tiny IPPO config on the sabotage game (so in-process runs share one
+compile); the subprocess runs pay their own compile (~15 s each).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import types
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from safetensors.numpy import load_file
+
+from aht_bench import algorithms
+from aht_bench.algorithms import ippo
+from aht_bench.policies import load_policy
+from aht_bench.training import checkpoint, runs
+
+TASK = "sabotage-v1"
+OVERRIDES = (("total_timesteps", "6144"), ("num_envs", "8"), ("rollout_length", "16"))
+NUM_UPDATES = 48
+SPEC = runs.RunSpec("ippo", TASK, num_seeds=2, seed=3, overrides=OVERRIDES)
+CLI = [sys.executable, "-m", "aht_bench.cli"]
+
+
+def _quiet(message: str) -> None:
+    pass
+
+
+def _train(out: Path, **kwargs) -> runs.RunOutcome:
+    kwargs.setdefault("progress", False)
+    kwargs.setdefault("log", _quiet)
+    return runs.train(algorithms.get("ippo"), SPEC, out, **kwargs)
+
+
+def _final_state(out: Path) -> dict[str, np.ndarray]:
+    run = runs.RunDir(out)
+    latest = run.latest_checkpoint()
+    assert latest is not None
+    return load_file(latest)
+
+
+def _assert_same_run(a: Path, b: Path) -> None:
+    state_a, state_b = _final_state(a), _final_state(b)
+    assert state_a.keys() == state_b.keys()
+    for k in state_a:
+        np.testing.assert_array_equal(state_a[k], state_b[k], err_msg=f"leaf {k}")
+    for policy in sorted((a / "policies" / "final").glob("*.safetensors")):
+        other = b / "policies" / "final" / policy.name
+        assert policy.read_bytes() == other.read_bytes(), policy.name
+    rows_a = runs.read_metrics(a / "metrics.jsonl")
+    rows_b = runs.read_metrics(b / "metrics.jsonl")
+    assert [r["update"] for r in rows_b] == list(range(1, NUM_UPDATES + 1))
+    strip = lambda r: {k: v for k, v in r.items() if k != "time_s"}  # noqa: E731
+    assert [strip(r) for r in rows_a] == [strip(r) for r in rows_b]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> Path:
+    """One uninterrupted run, checkpointing every 5 updates."""
+    out = tmp_path_factory.mktemp("runs") / "reference"
+    outcome = _train(out, checkpoint_every_updates=5)
+    assert outcome.updates == NUM_UPDATES
+    return out
+
+
+def test_a_run_leaves_its_folder(reference: Path):
+    run = runs.RunDir(reference)
+    spec = json.loads(run.spec.read_text())
+    assert spec["spec"]["algorithm"] == "ippo" and spec["num_updates"] == NUM_UPDATES
+    assert spec["config"]["num_envs"] == 8
+    rows = runs.read_metrics(run.metrics)
+    assert [r["update"] for r in rows] == list(range(1, NUM_UPDATES + 1))
+    assert rows[-1]["env_steps"] == NUM_UPDATES * 8 * 16
+    assert len(rows[-1]["loss"]) == 2  # one value per seed
+    # Only the last two checkpoints are kept; the pointer names the final one.
+    kept = sorted(p.name for p in run.checkpoints.glob("update-*.safetensors"))
+    assert kept == ["update-000045.safetensors", "update-000048.safetensors"]
+    assert checkpoint.read_meta(run.latest_checkpoint())["update"] == NUM_UPDATES
+    assert run.curve.stat().st_size > 1000
+    # Final policies: one per seed and seat, loadable, equal to the checkpointed params.
+    files = sorted(p.name for p in (run.policies / "final").glob("*.safetensors"))
+    assert files == [f"seed{s}-agent{a}.safetensors" for s in (0, 1) for a in (0, 1)]
+    policy, params = load_policy(run.policies / "final" / "seed1-agent0.safetensors")
+    assert type(policy).__name__ == "MLPActorCritic"
+    assert (
+        json.loads((run.policies / "final" / "seed1-agent0.safetensors.json").read_text())[
+            "provenance"
+        ]["update"]
+        == NUM_UPDATES
+    )
+
+
+def test_checkpoint_round_trip_restores_every_leaf(reference: Path, tmp_path: Path):
+    run = runs.RunDir(reference)
+    config = SPEC.config()
+    template = ippo.init(jax.random.PRNGKey(0), config)
+    template = jax.tree.map(lambda x: jnp.stack([x, x]), template)
+    state, meta = checkpoint.load_state(run.latest_checkpoint(), template)
+    assert meta["update"] == NUM_UPDATES
+    assert int(state.update_step[0]) == NUM_UPDATES
+    # Saving the loaded state again gives the same tensor bytes.
+    checkpoint.save_state(tmp_path / "again.safetensors", state, meta)
+    assert (tmp_path / "again.safetensors").read_bytes() == run.latest_checkpoint().read_bytes()
+
+
+def test_tampered_or_mismatched_checkpoints_are_refused(reference: Path, tmp_path: Path):
+    run = runs.RunDir(reference)
+    config = SPEC.config()
+    one = ippo.init(jax.random.PRNGKey(0), config)
+    template = jax.tree.map(lambda x: jnp.stack([x, x]), one)
+    bad = tmp_path / "bad.safetensors"
+    blob = bytearray(run.latest_checkpoint().read_bytes())
+    blob[-3] ^= 0xFF
+    bad.write_bytes(bytes(blob))
+    bad.with_name(bad.name + ".json").write_bytes(
+        checkpoint.card_path(run.latest_checkpoint()).read_bytes()
+    )
+    with pytest.raises(checkpoint.CheckpointError, match="sha256"):
+        checkpoint.load_state(bad, template)
+    with pytest.raises(checkpoint.CheckpointError, match="does not fit"):
+        checkpoint.load_state(run.latest_checkpoint(), one)  # no seed axis: shapes differ
+    with pytest.raises(checkpoint.CheckpointError, match="no card"):
+        checkpoint.load_state(tmp_path / "missing.safetensors", template)
+
+
+def test_sigterm_stops_at_an_update_boundary_and_resume_is_exact(reference: Path, tmp_path):
+    out = tmp_path / "stopped"
+    metrics = out / "metrics.jsonl"
+
+    def _stop_after_a_few_updates():
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            if metrics.exists() and len(metrics.read_text().splitlines()) >= 7:
+                os.kill(os.getpid(), signal.SIGTERM)
+                return
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=_stop_after_a_few_updates, daemon=True)
+    watcher.start()
+    with pytest.raises(runs.TrainingInterrupted) as stopped:
+        _train(out, checkpoint_every_updates=1000, checkpoint_every_s=1e9)
+    watcher.join()
+    assert stopped.value.exit_code == 143
+    stopped_at = stopped.value.update
+    assert 7 <= stopped_at < NUM_UPDATES
+    assert checkpoint.read_meta(runs.RunDir(out).latest_checkpoint())["update"] == stopped_at
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # handlers restored
+
+    outcome = _train(out, resume=True)
+    assert outcome.updates == NUM_UPDATES
+    _assert_same_run(reference, out)
+
+
+def test_sigkill_mid_run_then_resume_is_bit_identical(reference: Path, tmp_path: Path):
+    out = tmp_path / "killed"
+    command = CLI + ["train", "ippo", "--task", TASK, "--seeds", "2", "--seed", "3"]
+    command += [a for k, v in OVERRIDES for a in ("--set", f"{k}={v}")]
+    command += ["--out", str(out), "--checkpoint-every", "1", "--no-progress"]
+    # JAX's persistent compilation cache: the resumed processes reuse the first one's compile.
+    env = os.environ | {
+        "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "jax-cache"),
+        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+    }
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    pointer = out / "checkpoints" / "latest.json"
+    deadline = time.time() + 240
+    while time.time() < deadline and child.poll() is None:
+        if pointer.exists() and json.loads(pointer.read_text() or "{}").get("update", 0) >= 3:
+            break
+        time.sleep(0.002)
+    child.kill()  # SIGKILL: no handler runs
+    child.wait()
+    assert child.returncode == -signal.SIGKILL, child.stdout.read().decode()[-2000:]
+    killed_at = checkpoint.read_meta(runs.RunDir(out).latest_checkpoint())["update"]
+    assert 3 <= killed_at < NUM_UPDATES, "the kill did not land mid-run"
+
+    resumed = subprocess.run(
+        CLI + ["train", "ippo", "--out", str(out), "--resume", "--no-progress"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert f"resuming {out} from update {killed_at}" in resumed.stderr
+    _assert_same_run(reference, out)
+
+    # A finished run resumes to "done" without training again.
+    again = subprocess.run(
+        CLI + ["train", "ippo", "--out", str(out), "--resume", "--no-progress"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert again.returncode == 0 and f"done: {NUM_UPDATES} updates" in again.stdout
+    _assert_same_run(reference, out)
+
+
+def test_non_finite_loss_stops_the_run_naming_the_update(tmp_path: Path):
+    def _poisoned_update(state, config):
+        state, metrics = ippo.update(state, config)
+        poison = jnp.where(state.update_step == 4, jnp.nan, 0.0)
+        return state, metrics | {"value_loss": metrics["value_loss"] + poison}
+
+    fake = types.SimpleNamespace(
+        init=ippo.init,
+        update=_poisoned_update,
+        learner_params=ippo.learner_params,
+        network=ippo.network,
+    )
+    algo = runs.Algorithm("ippo", fake, needs_teammates=False, per_agent=True)  # type: ignore[arg-type]
+    out = tmp_path / "nan"
+    with pytest.raises(runs.TrainingDiverged, match=r"value_loss became nan at update 4 \(seed"):
+        runs.train(algo, SPEC, out, progress=False, log=_quiet, checkpoint_every_updates=2)
+    rows = runs.read_metrics(out / "metrics.jsonl")
+    assert [r["update"] for r in rows] == [1, 2, 3]  # nothing of update 4 was written
+    assert checkpoint.read_meta(runs.RunDir(out).latest_checkpoint())["update"] == 2
+
+
+def test_run_folder_errors(reference: Path, tmp_path: Path):
+    with pytest.raises(runs.RunDirError, match="already holds a run; pass --resume"):
+        _train(reference)
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "notes.txt").write_text("mine")
+    with pytest.raises(runs.RunDirError, match="not empty and holds no run"):
+        _train(tmp_path / "full")
+    assert (tmp_path / "full" / "notes.txt").read_text() == "mine"
+    with pytest.raises(runs.RunDirError, match="holds no run to resume"):
+        _train(tmp_path / "nothing", resume=True)
+    other = runs.RunSpec("ippo", TASK, num_seeds=1, seed=3, overrides=OVERRIDES)
+    with pytest.raises(runs.RunDirError, match="num_seeds: run has 2, asked 1"):
+        runs.train(algorithms.get("ippo"), other, reference, resume=True, progress=False)
+
+
+def test_overrides_are_typed_and_checked():
+    config = runs.RunSpec(
+        "ippo", TASK, overrides=(("total_timesteps", "1e5"), ("ppo.anneal_lr", "false"))
+    ).config()
+    assert config.total_timesteps == 100_000 and config.ppo.anneal_lr is False
+    hidden = runs.RunSpec("ippo", TASK, overrides=(("hidden", "32,16"),)).config()
+    assert hidden.hidden == (32, 16)
+    with pytest.raises(ValueError, match="unknown override 'ppo.lr'"):
+        runs.RunSpec("ippo", TASK, overrides=(("ppo.lr", "1"),)).config()
+    with pytest.raises(ValueError, match="num_envs='many' is invalid"):
+        runs.RunSpec("ippo", TASK, overrides=(("num_envs", "many"),)).config()
+    with pytest.raises(ValueError, match="clip_eps=0.0 is invalid"):
+        runs.RunSpec("ippo", TASK, overrides=(("ppo.clip_eps", "0"),)).config()
+    with pytest.raises(ValueError, match="takes no teammates"):
+        runs.check_teammates(algorithms.get("ippo"), runs.RunSpec("ippo", TASK, teammates=("x",)))
+    with pytest.raises(ValueError, match="trains against teammates"):
+        runs.check_teammates(algorithms.get("br"), runs.RunSpec("br", TASK))
+
+
+def test_cli_train_usage_errors(tmp_path: Path):
+    from click.testing import CliRunner
+
+    from aht_bench.cli import main
+
+    cli = CliRunner()
+    result = cli.invoke(main, ["train", "ippo", "--out", str(tmp_path / "a")])
+    assert result.exit_code == 2 and "--task is required" in result.output
+    result = cli.invoke(main, ["train", "br", "--task", TASK, "--out", str(tmp_path / "b")])
+    assert result.exit_code == 2 and "trains against teammates" in result.output
+    result = cli.invoke(
+        main, ["train", "ippo", "--task", TASK, "--set", "gamma", "--out", str(tmp_path / "c")]
+    )
+    assert result.exit_code == 2 and "is not FIELD=VALUE" in result.output
+    result = cli.invoke(
+        main,
+        ["train", "ippo", "--task", TASK, "--set", "ppo.gamma=2", "--out", str(tmp_path / "d")],
+    )
+    assert result.exit_code == 2 and "gamma=2.0 is invalid" in result.output
+    result = cli.invoke(main, ["train", "ego", "--out", str(tmp_path / "e"), "--resume"])
+    assert result.exit_code == 2 and "holds no run to resume" in result.output
+    for name in "abcde":
+        assert not (tmp_path / name).exists()  # nothing written on bad input
+
+
+def test_br_against_a_policy_file_teammate(reference: Path, tmp_path: Path):
+    mate = tmp_path / "mate.safetensors"
+    source = reference / "policies" / "final" / "seed0-agent1.safetensors"
+    mate.write_bytes(source.read_bytes())
+    Path(str(mate) + ".json").write_bytes(Path(str(source) + ".json").read_bytes())
+    overrides = (("num_envs", "8"), ("rollout_length", "16"), ("total_timesteps", "256"))
+    spec = runs.RunSpec("br", TASK, teammates=(str(mate),), overrides=overrides)
+    out = tmp_path / "br"
+    outcome = runs.train(algorithms.get("br"), spec, out, progress=False, log=_quiet)
+    assert outcome.updates == 2 and len(outcome.policies) == 1
+    record = json.loads((out / "run.json").read_text())["teammates"][0]
+    assert record["kind"] == "policy" and len(record["sha256"]) == 64
+    other = reference / "policies" / "final" / "seed1-agent1.safetensors"
+    mate.write_bytes(other.read_bytes())  # a valid policy file, but not the one trained against
+    Path(str(mate) + ".json").write_bytes(Path(str(other) + ".json").read_bytes())
+    with pytest.raises(runs.RunDirError, match="changed since the run started"):
+        runs.train(algorithms.get("br"), spec, out, resume=True, progress=False, log=_quiet)
