@@ -23,7 +23,7 @@ from aht_bench.algorithms import fixed_partner
 from aht_bench.algorithms.fixed_partner import FixedPartnerState, Teammates, learner_params
 from aht_bench.policies.networks import MLPActorCritic
 from aht_bench.training.config import BRConfig
-from aht_bench.training.driver import Metrics, TrainResult, init_seeds, run
+from aht_bench.training.driver import Metrics, TrainResult
 from aht_bench.training.rollout import make_env
 
 BRState = FixedPartnerState
@@ -55,8 +55,5 @@ def train(
     num_seeds: int = 1,
     on_update: Callable[[int, Metrics], None] | None = None,
 ) -> TrainResult:
-    """A whole best-response run for `num_seeds` seeds at once."""
-    state = init_seeds(
-        jax.random.split(key, num_seeds), init, config, fixed_partner.as_pool(teammates)
-    )
-    return run(state, update, config, learner_params, on_update=on_update)
+    """A whole run for `num_seeds` seeds at once (seed i uses `split(key, num_seeds)[i]`)."""
+    return fixed_partner.train(key, config, teammates, init, update, num_seeds, on_update)

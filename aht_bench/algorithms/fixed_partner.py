@@ -10,6 +10,7 @@ May import jax, aht_bench.envs, aht_bench.policies and aht_bench.training only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
@@ -18,7 +19,7 @@ import jax.numpy as jnp
 from aht_bench.envs.wrappers import AutoReset
 from aht_bench.policies.population import Population, TeammateSet
 from aht_bench.training.config import BRConfig, EgoConfig
-from aht_bench.training.driver import Metrics
+from aht_bench.training.driver import Metrics, TrainResult, init_seeds, run
 from aht_bench.training.partners import SampledTeammate, TeammatePool, teammate_pool
 from aht_bench.training.ppo import LearnerState, make_optimizer, make_stream, ppo_update
 from aht_bench.training.rollout import (
@@ -123,3 +124,20 @@ def update(
 def learner_params(state: FixedPartnerState) -> Any:
     """The learner's params (what checkpoints keep)."""
     return state.learner.params
+
+
+def train(
+    key: jax.Array,
+    config: BRConfig | EgoConfig,
+    teammates: Teammates,
+    algorithm_init: Callable[..., FixedPartnerState],
+    algorithm_update: Callable[..., tuple[FixedPartnerState, Metrics]],
+    num_seeds: int = 1,
+    on_update: Callable[[int, Metrics], None] | None = None,
+) -> TrainResult:
+    """A whole run for `num_seeds` seeds at once, of the algorithm whose module-level
+    `init(key, config, pool)` and `update(state, config)` are given (module-level functions, so
+    that runs with equal configs share one compiled update)."""
+    keys = jax.random.split(key, num_seeds)
+    state = init_seeds(keys, algorithm_init, config, as_pool(teammates))
+    return run(state, algorithm_update, config, learner_params, on_update=on_update)

@@ -23,6 +23,17 @@ def _require(ok: bool, field: str, got: Any, fix: str) -> None:
         raise ValueError(f"{field}={got!r} is invalid: {fix}")
 
 
+def _check_mlp_hidden(config: Any) -> None:
+    """Normalise `config.hidden` (MLP layer sizes) to a tuple of ints and check it."""
+    object.__setattr__(config, "hidden", tuple(int(h) for h in config.hidden))
+    _require(
+        len(config.hidden) >= 1 and min(config.hidden) >= 1,
+        "hidden",
+        config.hidden,
+        "give at least one layer size >= 1",
+    )
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class PPOConfig:
     """PPO hyperparameters of one learner (paper App. "Hyperparameters"; Adam, as in the paper)."""
@@ -190,13 +201,7 @@ class IPPOConfig(RunConfig):
     """Hidden layer sizes of each agent's actor and critic MLPs."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
-        _require(
-            len(self.hidden) >= 1 and min(self.hidden) >= 1,
-            "hidden",
-            self.hidden,
-            "give at least one layer size >= 1",
-        )
+        _check_mlp_hidden(self)
         super().__post_init__()
 
 
@@ -210,13 +215,7 @@ class BRConfig(RunConfig):
     """The seat the learner plays; the teammate plays the other seat(s)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "hidden", tuple(int(h) for h in self.hidden))
-        _require(
-            len(self.hidden) >= 1 and min(self.hidden) >= 1,
-            "hidden",
-            self.hidden,
-            "give at least one layer size >= 1",
-        )
+        _check_mlp_hidden(self)
         _require(self.learner_seat >= 0, "learner_seat", self.learner_seat, "use a seat >= 0")
         super().__post_init__()
 

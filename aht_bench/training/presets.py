@@ -67,8 +67,18 @@ _PAPER_EGO_ROWS = {
 }
 
 
-def _paper_ippo(cls: type[IPPOConfig] | type[BRConfig], task_id: str) -> RunConfig:
-    steps, envs, epochs, minibatches, clip, ent, lr, anneal = _PAPER_IPPO_ROWS[task_id]
+def _paper_config(
+    cls: type[RunConfig],
+    task_id: str,
+    steps: float,
+    envs: int,
+    epochs: int,
+    minibatches: int,
+    clip: float,
+    ent: float,
+    lr: float,
+    anneal: bool,
+) -> RunConfig:
     ppo = PPOConfig(
         learning_rate=lr,
         anneal_lr=anneal,
@@ -86,22 +96,15 @@ def _paper_ippo(cls: type[IPPOConfig] | type[BRConfig], task_id: str) -> RunConf
     )
 
 
-def _paper_ego(task_id: str) -> EgoConfig:
+def _paper_ippo(cls: type[IPPOConfig] | type[BRConfig], task_id: str) -> RunConfig:
+    steps, envs, epochs, minibatches, clip, ent, lr, anneal = _PAPER_IPPO_ROWS[task_id]
+    return _paper_config(cls, task_id, steps, envs, epochs, minibatches, clip, ent, lr, anneal)
+
+
+def _paper_ego(task_id: str) -> RunConfig:
     steps, envs, lr, epochs, minibatches, ent, clip, anneal = _PAPER_EGO_ROWS[task_id]
-    ppo = PPOConfig(
-        learning_rate=lr,
-        anneal_lr=anneal,
-        num_epochs=epochs,
-        num_minibatches=minibatches,
-        clip_eps=clip,
-        ent_coef=ent,
-    )
-    return EgoConfig(
-        task_id=task_id,
-        total_timesteps=int(steps),
-        num_envs=envs,
-        rollout_length=_rollout_length(task_id),
-        ppo=ppo,
+    return _paper_config(
+        EgoConfig, task_id, steps, envs, epochs, minibatches, clip, ent, lr, anneal
     )
 
 
