@@ -1,7 +1,11 @@
-"""Tiny test-only tasks for the training and algorithm tests. A module that uses them asks for
-the `tiny_tasks` fixture (`pytestmark = pytest.mark.usefixtures("tiny_tasks")`), which registers
-them for that module only: the registry contract tests must never see them."""
+"""Shared test helpers: `ConstantAction` (a test-only heuristic) and tiny test-only tasks for the
+training and algorithm tests. A module that uses the tasks asks for the `tiny_tasks` fixture
+(`pytestmark = pytest.mark.usefixtures("tiny_tasks")`), which registers them for that module
+only: the registry contract tests must never see them."""
 
+import dataclasses
+
+import jax.numpy as jnp
 import pytest
 
 from aht_bench.envs import registry
@@ -9,6 +13,19 @@ from aht_bench.envs.matrix import RepeatedMatrixGame
 
 COORD_TASK = "test-coord2x2-v1"
 TRUNC_TASK = "test-trunc-v1"
+
+
+@dataclasses.dataclass(frozen=True)
+class ConstantAction:
+    """Test-only heuristic: always plays `action`, no params, empty carry, no extras."""
+
+    action: int
+
+    def init_carry(self, batch_shape):
+        return ()
+
+    def act(self, params, carry, obs, key):
+        return jnp.int32(self.action), carry, {}
 
 
 class TruncatedGame(RepeatedMatrixGame):

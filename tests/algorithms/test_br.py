@@ -1,29 +1,15 @@
 """PPO best response: against a teammate that always plays B, the best response plays B."""
 
-import dataclasses
-
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import COORD_TASK
+from conftest import COORD_TASK, ConstantAction
 
 from aht_bench.algorithms import br
 from aht_bench.policies import TeammateSet
 from aht_bench.training import BRConfig, PPOConfig
 
 pytestmark = pytest.mark.usefixtures("tiny_tasks")
-
-
-@dataclasses.dataclass(frozen=True)
-class ConstantAction:
-    action: int
-
-    def init_carry(self, batch_shape):
-        return ()
-
-    def act(self, params, carry, obs, key):
-        return jnp.int32(self.action), carry, {}
 
 
 def test_best_response_to_a_fixed_teammate_reaches_its_optimum():

@@ -1,29 +1,15 @@
 """PPO ego agent against a population: it learns to adapt to the teammate it is paired with."""
 
-import dataclasses
-
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import TRUNC_TASK
+from conftest import TRUNC_TASK, ConstantAction
 
 from aht_bench.algorithms import ego
 from aht_bench.policies import TeammateSet
 from aht_bench.training import EgoConfig, PPOConfig
 
 pytestmark = pytest.mark.usefixtures("tiny_tasks")
-
-
-@dataclasses.dataclass(frozen=True)
-class ConstantAction:
-    action: int
-
-    def init_carry(self, batch_shape):
-        return ()
-
-    def act(self, params, carry, obs, key):
-        return jnp.int32(self.action), carry, {}
 
 
 def test_ego_adapts_to_teammates_drawn_from_a_population():

@@ -1,11 +1,10 @@
 """Population (stacked, one architecture) and TeammateSet (named, heterogeneous, lax.switch)."""
 
-import dataclasses
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import ConstantAction
 
 from aht_bench.policies import (
     MLPActorCritic,
@@ -16,19 +15,6 @@ from aht_bench.policies import (
 )
 
 OBS_DIM, NUM_ACTIONS = 6, 5
-
-
-@dataclasses.dataclass(frozen=True)
-class ConstantAction:
-    """Test-only heuristic: always plays `action`, no params, empty carry, no extras."""
-
-    action: int
-
-    def init_carry(self, batch_shape):
-        return ()
-
-    def act(self, params, carry, obs, key):
-        return jnp.int32(self.action), carry, {}
 
 
 @pytest.fixture(scope="module")

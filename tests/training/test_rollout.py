@@ -2,13 +2,11 @@
 recurrent re-runs that reproduce the collected log-probs, per-episode teammate draws and
 stored-state starts."""
 
-import dataclasses
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import TRUNC_TASK
+from conftest import TRUNC_TASK, ConstantAction
 
 from aht_bench import envs
 from aht_bench.policies import MLPActorCritic, RecurrentEgo, TeammateSet
@@ -31,19 +29,6 @@ NUM_ENVS, STEPS = 4, 7
 
 # One compiled rollout per (env, pairing, length): tests that share them compile once.
 run_rollout = jax.jit(rollout, static_argnames=("env", "pairing", "num_steps", "keep_states"))
-
-
-@dataclasses.dataclass(frozen=True)
-class ConstantAction:
-    """Test-only heuristic: always plays `action`."""
-
-    action: int
-
-    def init_carry(self, batch_shape):
-        return ()
-
-    def act(self, params, carry, obs, key):
-        return jnp.int32(self.action), carry, {}
 
 
 @pytest.fixture(scope="module")
