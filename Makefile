@@ -22,8 +22,13 @@ $(SB3_STAMP): $(STAMP)
 
 install: $(STAMP)
 
+# Evaluate the example agents against the shipped development teammate sets (plain agents step
+# by step with 16 episodes per teammate and seat to stay quick; the JAX agent jitted with 64).
 demo: $(STAMP)
-	$(BIN)/aht-bench render --task overcooked-forced_coord-v1 --policy random --seed 0 --out demo/forced_coord.gif
+	$(BIN)/aht-bench evaluate agents/examples/random_agent.py --task forced_coord --episodes 16 --out demo/random_agent-forced_coord.json
+	$(BIN)/aht-bench evaluate agents/examples/jax_mlp_agent.py --task lbf --out demo/jax_mlp_agent-lbf.json
+	$(BIN)/aht-bench evaluate agents/examples/scripted_agent.py --task lbf --episodes 16 --out demo/scripted_agent-lbf.json
+	$(BIN)/aht-bench compare demo/jax_mlp_agent-lbf.json demo/scripted_agent-lbf.json --out demo/compare-lbf.png
 
 test: $(SB3_STAMP)
 	$(BIN)/python -m pytest -q

@@ -8,7 +8,7 @@ Exit codes (the same for every command; `EXIT_*` below):
     2  usage error: bad option, unknown task, agent file missing or not a .py file
     3  the agent file failed to load (import error, no act(obs), TASKS mismatch, load timeout)
     4  the agent failed while playing (act raised or returned a bad action, step timeout, crash)
-    5  a heldout teammate set failed its integrity check (reserved for `evaluate`)
+    5  a teammate set failed its integrity check (`evaluate`, `devset show`)
     6  training stopped: a loss or parameter became NaN or infinite (`train`)
   130  stopped by Ctrl-C (SIGINT) after saving a checkpoint (`train`; resume with --resume)
   143  stopped by SIGTERM after saving a checkpoint (`train`; resume with --resume)
@@ -18,6 +18,7 @@ Errors print one message to stderr, without a traceback (`--debug` shows it wher
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import traceback
@@ -45,7 +46,7 @@ Exit codes:
   2  usage error (bad option, unknown task, agent file missing or not .py)
   3  the agent failed to load (incl. load timeout)
   4  the agent failed while playing (incl. step timeout, crash)
-  5  teammate-set integrity failure (reserved for evaluate)"""
+  5  teammate-set integrity failure (evaluate: manifest or weights fail sha256)"""
 
 TRAIN_EXIT_CODES_HELP = """\b
 Exit codes:
@@ -509,6 +510,476 @@ def _play_agent_file(
             agent.close()
     click.echo(f"mean act time {1e3 * act_seconds / max(n_acts, 1):.2f} ms")
     return returns
+
+
+EVALUATE_EXIT_CODES_HELP = """\b
+Exit codes:
+  0  ok
+  1  internal error (a bug in aht-bench)
+  2  usage error (bad option, unknown task or teammate set, agent file missing or not .py)
+  3  the agent failed to load (incl. load timeout, TASKS without the task, bad JAX policy)
+  4  the agent failed while playing (incl. step timeout, crash, out-of-range action)
+  5  teammate-set integrity failure (manifest or weight file does not match its sha256)
+130  stopped by Ctrl-C (nothing written)"""
+
+
+def _show_label(item: Any) -> str | None:
+    return None if item is None else str(item)
+
+
+class _Progress:
+    """A click progress bar that appears on the first update (when the total is known)."""
+
+    def __init__(self, enabled: bool, label: str) -> None:
+        self.enabled = enabled
+        self.label = label
+        self._bar: Any = None
+        self._done = 0
+
+    def __call__(self, done: int, total: int, what: str) -> None:
+        if not self.enabled:
+            return
+        if self._bar is None:
+            self._bar = click.progressbar(
+                length=total, label=self.label, item_show_func=_show_label, show_pos=False
+            )
+            self._bar.__enter__()
+        self._bar.update(done - self._done, current_item=what)
+        self._done = done
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
+
+
+def _literal_tasks(path: Path) -> tuple[str, ...] | None:
+    """The agent file's `TASKS`, read without importing it (None when absent or not literal)."""
+    import ast
+
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (SyntaxError, ValueError, OSError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "TASKS" for t in node.targets
+        ):
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                return None
+            if isinstance(value, tuple | list | set | frozenset):
+                return tuple(str(v) for v in value)
+    return None
+
+
+def _evaluation_tasks(task: str, teammates: str, agent: Path) -> list[str]:
+    """The task ids `--task` names: one, or for "all" every task with the set `teammates`
+    that the agent's TASKS (if literal) supports."""
+    from aht_bench import envs
+    from aht_bench.evaluation.sets import available_sets, tasks_with_sets
+
+    if task != "all":
+        try:
+            return [envs.resolve(task)]
+        except envs.UnknownTaskError as e:
+            raise click.BadParameter(str(e), param_hint="--task") from None
+    if os.sep in teammates or Path(teammates).exists():  # a set folder: its own task
+        import json
+
+        folder = Path(teammates)
+        folder = folder.parent if folder.suffix == ".json" else folder
+        try:
+            return [str(json.loads((folder / "manifest.json").read_text())["task_id"])]
+        except (OSError, ValueError, KeyError):
+            raise click.BadParameter(
+                f"{teammates} is not a teammate set folder (no readable manifest.json)",
+                param_hint="--teammates",
+            ) from None
+    with_sets = [t for t in tasks_with_sets() if teammates in available_sets(t)]
+    if not with_sets:
+        raise click.BadParameter(
+            f"no task has a teammate set {teammates!r} (tasks with sets: "
+            f"{', '.join(tasks_with_sets()) or 'none'})",
+            param_hint="--task",
+        )
+    declared = _literal_tasks(agent)
+    if declared is None:
+        return with_sets
+    names = {envs.resolve(t) for t in declared if _resolves(t)}
+    chosen = [t for t in with_sets if t in names]
+    if not chosen:
+        raise click.BadParameter(
+            f"{agent.name} supports only {', '.join(declared)} (its TASKS), and none of them "
+            f"has a teammate set {teammates!r} (tasks with one: {', '.join(with_sets)})",
+            param_hint="--task",
+        )
+    skipped = [t for t in with_sets if t not in names]
+    if skipped:
+        click.echo(f"skipping {', '.join(skipped)}: not in the TASKS of {agent.name}")
+    return chosen
+
+
+def _resolves(name: str) -> bool:
+    from aht_bench import envs
+
+    try:
+        envs.resolve(name)
+    except envs.UnknownTaskError:
+        return False
+    return True
+
+
+def _print_result(record: dict[str, Any]) -> None:
+    payload = record["payload"]
+    members = payload["members"]
+    width = max(12, *(len(m["name"]) for m in members))
+    conf = int(round(100 * payload["protocol"]["bootstrap"]["confidence"]))
+    click.echo(f"{'member':{width}s}  {'lower':>7s}  {'upper':>8s}  {'mean return':>11s}  "
+               f"normalised [{conf}% CI]")  # fmt: skip
+    for m in members:
+        lo, hi = m["normalized"]["ci"]
+        click.echo(
+            f"{m['name']:{width}s}  {m['lower']:7.4g}  {m['upper']:8.4g}  "
+            f"{m['mean_return']:11.4g}  {m['normalized']['value']:6.3f} [{lo:.3f}, {hi:.3f}]"
+        )
+    n_ep = payload["protocol"]["episodes"]
+    n_seat = len(payload["protocol"]["seatings"])
+    click.echo(
+        f"aggregate over {len(members)} member(s) x {n_ep} episodes (each the mean of "
+        f"{n_seat} seating(s)), stratified bootstrap {conf}% CI:"
+    )
+    labels = {"mean": "mean", "iqm": "IQM", "median": "median", "worst_case": "worst case"}
+    for key, label in labels.items():
+        agg = payload["aggregates"][key]
+        lo, hi = agg["ci"]
+        click.echo(f"  {label:10s} {agg['value']:6.3f} [{lo:.3f}, {hi:.3f}]")
+    above = [m for m in members if m["normalized"]["value"] > 1.0]
+    for m in above:
+        click.echo(
+            f"note: the agent beats the upper bound of {m['name']} (score "
+            f"{m['normalized']['value']:.3f}); by the paper's procedure that bound is raised"
+        )
+
+
+def _result_paths(out: Path | None, agent: Path, task_id: str, several: bool) -> Path:
+    if out is None:
+        return Path("results") / agent.stem / f"{task_id}.json"
+    if several:
+        return out / f"{task_id}.json"
+    return out
+
+
+@main.command(epilog=EVALUATE_EXIT_CODES_HELP)
+@click.argument("agent", type=click.Path(path_type=Path))
+@click.option(
+    "--task",
+    "task",
+    required=True,
+    help="Task id or alias, or `all`: every task that has the teammate set (and that the "
+    "agent's TASKS lists).",
+)
+@click.option(
+    "--teammates",
+    default="dev",
+    show_default=True,
+    help="Teammate set: a version under heldout/<task>/ (e.g. dev) or a set folder.",
+)
+@click.option(
+    "--episodes",
+    type=click.IntRange(min=1),
+    default=64,
+    show_default=True,
+    help="Episodes per teammate and seating.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the episodes.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Result record (.json; the bar plot goes next to it as .png). With --task all, a "
+    "folder for one <task_id>.json per task. [default: results/<agent>/<task_id>.json]",
+)
+@click.option(
+    "--isolate",
+    is_flag=True,
+    help="Run the agent in a separate process with time limits (step by step, even a JAX "
+    "policy): a crash or hang becomes an error message.",
+)
+@click.option(
+    "--load-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Seconds the agent file may take to load (--isolate).",
+)
+@click.option(
+    "--step-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=5.0,
+    show_default=True,
+    help="Seconds one act(obs) or reset() may take (--isolate).",
+)
+@click.option(
+    "--total-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds the agent may run in all, per seating (--isolate; default: no limit).",
+)
+@click.option(
+    "--reps",
+    type=click.IntRange(min=100),
+    default=2000,
+    show_default=True,
+    help="Bootstrap resamples of the confidence intervals.",
+)
+@click.option("--no-plot", is_flag=True, help="Do not draw the bar plot.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--agent-output", is_flag=True, help="Show what an isolated agent prints.")
+@click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
+def evaluate(
+    agent: Path,
+    task: str,
+    teammates: str,
+    episodes: int,
+    seed: int,
+    out: Path | None,
+    isolate: bool,
+    load_timeout: float,
+    step_timeout: float,
+    total_timeout: float | None,
+    reps: int,
+    no_plot: bool,
+    no_progress: bool,
+    agent_output: bool,
+    debug: bool,
+) -> None:
+    """Score the agent file AGENT against a teammate set: BRProx with confidence intervals.
+
+    Every member of the set plays --episodes episodes with AGENT in every seating of the
+    task. Each return is normalised by the member's bounds, (R - lower) / (upper - lower);
+    the mean, IQM, median and worst case come with stratified bootstrap 95% CIs (rliable).
+    Prints a table per member and the aggregates, and writes a result record (JSON) and a
+    bar plot (PNG). A file with a JAX policy runs jitted; others step by step.
+
+    \b
+    aht-bench evaluate agents/examples/random_agent.py --task forced_coord
+    aht-bench evaluate my_agent.py --task all --out results/my_agent/
+    """
+    from aht_bench.evaluation import record as rec
+    from aht_bench.evaluation.evaluate import evaluate_agent_file
+    from aht_bench.evaluation.gym_runner import UnsupportedSeatingError
+    from aht_bench.evaluation.sets import TeammateSetError, TeammateSetIntegrityError, load_set
+    from aht_bench.policies.agent_file import AgentLoadError, AgentRuntimeError, check_agent_path
+
+    try:
+        path = check_agent_path(agent)
+    except AgentLoadError as e:
+        raise click.BadParameter(str(e), param_hint="AGENT") from None
+    task_ids = _evaluation_tasks(task, teammates, path)
+    several = task == "all"
+    if out is not None and not several and out.suffix.lower() != ".json":
+        raise click.BadParameter(f"{out} must end in .json", param_hint="--out")
+    if out is not None and several and out.suffix:
+        raise click.BadParameter(
+            f"with --task all, --out is a folder (one <task_id>.json per task), not {out}",
+            param_hint="--out",
+        )
+    limits = {
+        "load_timeout": load_timeout,
+        "step_timeout": step_timeout,
+        "total_timeout": total_timeout,
+        "echo_output": agent_output,
+    }
+    for task_id in task_ids:
+        bar = _Progress(not no_progress, "playing")
+        try:
+            eval_set = load_set(task_id, teammates)
+            dev = " (DEVELOPMENT set, not heldout v1)" if eval_set.is_development else ""
+            click.echo(
+                f"\n{path.name} on {task_id}: {eval_set.teammates.size} teammate(s) of "
+                f"{eval_set.set_id}{dev}, {episodes} episodes x {len(eval_set.seatings)} "
+                f"seating(s) each, seed {seed}"
+            )
+
+            def loaded(kind: str, runner: str) -> None:
+                how = {
+                    "jax": "jitted JAX path",
+                    "python": "step by step in this process",
+                    "python-isolated": "step by step in a separate process",
+                }[runner]
+                jax_note = ", with a JAX policy" if runner == "jax" else ""
+                click.echo(f"loaded {path.name} ({kind}{jax_note}); running {how}")
+
+            record = evaluate_agent_file(
+                path,
+                eval_set,
+                num_episodes=episodes,
+                seed=seed,
+                isolate=isolate,
+                limits=limits,
+                reps=reps,
+                progress=bar,
+                on_loaded=loaded,
+            )
+            bar.close()
+            target = _result_paths(out, path, task_id, several)
+            rec.write_record(target, record)
+            if not no_plot:
+                from aht_bench.evaluation.plots import plot_result
+
+                plot_result(record, target.with_suffix(".png"))
+        except TeammateSetIntegrityError as e:
+            bar.close()
+            click.echo(f"error: teammate set integrity check failed: {e}", err=True)
+            raise click.exceptions.Exit(EXIT_TEAMMATE_INTEGRITY) from None
+        except (TeammateSetError, UnsupportedSeatingError) as e:
+            bar.close()
+            raise click.BadParameter(str(e), param_hint="--teammates") from None
+        except AgentLoadError as e:
+            bar.close()
+            raise _agent_failed(e, EXIT_AGENT_LOAD, debug) from None
+        except AgentRuntimeError as e:
+            bar.close()
+            raise _agent_failed(e, EXIT_AGENT_RUNTIME, debug) from None
+        except KeyboardInterrupt:
+            bar.close()
+            click.echo("interrupted; no result written for this task", err=True)
+            raise click.exceptions.Exit(EXIT_SIGINT) from None
+        except (click.exceptions.Exit, click.ClickException):
+            bar.close()
+            raise
+        except Exception as e:
+            bar.close()
+            raise _internal_error(e, debug) from None
+        _print_result(record)
+        plot = "" if no_plot else f" and {target.with_suffix('.png')}"
+        click.echo(
+            f"wrote {target}{plot} (payload sha256 {record['payload_sha256'][:16]}..., "
+            f"{record['meta']['wall_seconds']:.0f}s)"
+        )
+
+
+@main.command()
+@click.argument("results", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("results/compare.png"),
+    show_default=True,
+    help="Plot of the aggregates (.png); the probability of improvement goes to <out>-poi.png. "
+    "With results on several tasks or sets, one pair of plots per group (<out>-<task>.png).",
+)
+@click.option(
+    "--reps",
+    type=click.IntRange(min=100),
+    default=2000,
+    show_default=True,
+    help="Bootstrap resamples of the probability-of-improvement CIs.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--no-plot", is_flag=True, help="Only print the tables.")
+def compare(results: tuple[Path, ...], out: Path, reps: int, seed: int, no_plot: bool) -> None:
+    """Compare result records of `aht-bench evaluate`: aggregates with CIs, and the
+    probability of improvement P(X > Y) for each pair of results on the same teammate set.
+
+    \b
+    aht-bench compare results/a/lbf-v1.json results/b/lbf-v1.json
+    """
+    from aht_bench.evaluation.compare import compare_records
+    from aht_bench.evaluation.record import ResultFileError, read_record
+
+    if out.suffix.lower() != ".png":
+        raise click.BadParameter(f"{out} must end in .png", param_hint="--out")
+    try:
+        records = [(p, read_record(p)) for p in results]
+    except ResultFileError as e:
+        raise click.BadParameter(str(e), param_hint="RESULTS") from None
+    for line in compare_records(records, None if no_plot else out, reps=reps, seed=seed):
+        click.echo(line)
+
+
+@main.group()
+def devset() -> None:
+    """Development teammate sets (heuristic members, bounds from short BR runs)."""
+
+
+@devset.command("build")
+@click.option("--task", "task_id", type=TASK, required=True, help="Task id or alias.")
+@click.option(
+    "--br-timesteps",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Env steps of each best response (default: the task's recipe).",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Set folder (default: heldout/<task_id>/dev, replaced when the build succeeds).",
+)
+def devset_build(task_id: str, br_timesteps: int | None, out: Path | None) -> None:
+    """Rebuild the development set of a task: train the best responses, evaluate every
+    partner with every member, write the manifest with bounds and provenance."""
+    from aht_bench.evaluation import devset as ds
+
+    try:
+        ds.recipe(task_id)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--task") from None
+    try:
+        ds.build(task_id, out, br_timesteps=br_timesteps, log=click.echo)
+    except KeyboardInterrupt:
+        click.echo("interrupted; the previous set is untouched", err=True)
+        raise click.exceptions.Exit(EXIT_SIGINT) from None
+
+
+@devset.command("show")
+@click.option("--task", "task_id", type=TASK, required=True, help="Task id or alias.")
+@click.option("--teammates", default="dev", show_default=True, help="Set version or folder.")
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Draw the partner x member return matrix as a heatmap (.png).",
+)
+def devset_show(task_id: str, teammates: str, plot: Path | None) -> None:
+    """Verify a teammate set and print its members, bounds and who set them."""
+    from aht_bench.evaluation.sets import TeammateSetError, TeammateSetIntegrityError, load_set
+
+    try:
+        eval_set = load_set(task_id, teammates)
+    except TeammateSetIntegrityError as e:
+        click.echo(f"error: teammate set integrity check failed: {e}", err=True)
+        raise click.exceptions.Exit(EXIT_TEAMMATE_INTEGRITY) from None
+    except TeammateSetError as e:
+        raise click.BadParameter(str(e), param_hint="--teammates") from None
+    manifest = eval_set.manifest or {}
+    click.echo(f"{eval_set.set_id} (manifest sha256 {eval_set.manifest_sha256}): verified")
+    if manifest.get("status"):
+        click.echo(manifest["status"])
+    click.echo(f"seatings (the agent's seats): {[list(s) for s in eval_set.seatings]}")
+    for member in manifest.get("members", []):
+        b = member["bounds"]
+        click.echo(
+            f"  {member['name']:28s} lower {b['lower']:g}  upper {b['upper']:.4g} "
+            f"(set by {b.get('upper_set_by', '?')}; best response "
+            f"{b.get('best_response_return', float('nan')):.4g})"
+        )
+    if plot is not None:
+        from aht_bench.evaluation.plots import plot_heatmap
+
+        xp = manifest.get("partner_returns")
+        if not xp:
+            raise click.BadParameter(
+                "this set's manifest has no partner_returns", param_hint="--plot"
+            )
+        plot_heatmap(
+            xp["mean_return"], xp["rows"], xp["cols"],
+            f"{eval_set.set_id}: mean base return of partner (row) with member (column)", plot,
+        )  # fmt: skip
+        click.echo(f"wrote {plot}")
 
 
 if __name__ == "__main__":  # pragma: no cover

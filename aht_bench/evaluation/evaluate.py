@@ -1,0 +1,335 @@
+"""Evaluating an agent against a teammate set: the library behind `aht-bench evaluate`.
+
+    record = evaluate_agent_file("my_agent.py", load_set("forced_coord", "dev"))
+    record = evaluate_policy(policy, params, eval_set, name="my policy")     # a JAX policy
+    matrix = cross_play(task_id, rows, cols, seatings, num_episodes=64, seed=0)
+
+An agent file with a JAX policy (`policy` + `params` or `jax_policy(task_id)`) runs on the
+jitted path (`rollout.play`); any other on the step-by-step Gymnasium path
+(`gym_runner.play_python`), in this process or, with `isolate=True`, in a child process with
+time limits (`IsolatedAgent`; then even a JAX policy runs step by step, in the child). Every
+member plays `num_episodes` episodes in each seating of the set. The returns are BRProx
+normalised with the set's bounds and aggregated with stratified bootstrap CIs (`scores`), and
+the result comes back as a result record (`record`).
+
+Errors: `AgentLoadError` / `AgentRuntimeError` (and their timeout subclasses) for the agent,
+`TeammateSetError` / `TeammateSetIntegrityError` for the set; each message names the file and
+the fix.
+
+May import numpy, jax, the standard library, aht_bench.envs, aht_bench.policies and
+aht_bench.evaluation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aht_bench.evaluation import rollout, scores
+from aht_bench.evaluation.gym_runner import play_python
+from aht_bench.evaluation.record import library_versions, make_record, member_entries
+from aht_bench.evaluation.sets import EvaluationSet
+from aht_bench.policies.agent_file import (
+    AgentLoadError,
+    AgentRuntimeError,
+    check_agent_path,
+    load_agent_file,
+    task_spec,
+)
+from aht_bench.policies.population import TeammateSet
+
+DEFAULT_EPISODES = 64
+# progress(done, total, label): `done` units of `total` finished (units: episode steps on the
+# step-by-step path, members on the jitted path).
+Progress = Callable[[int, int, str], None]
+
+SCORE_DEFINITION = (
+    "BRProx: per member (R - lower) / (upper - lower) of the agent's base episode return; "
+    "per episode averaged over seatings; aggregates over (episodes x members) with rliable "
+    "stratified bootstrap (runs = episodes, tasks = members)"
+)
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _play_jax(
+    policy: Any,
+    params: Any,
+    eval_set: EvaluationSet,
+    num_episodes: int,
+    seed: int,
+    who: str,
+    progress: Progress | None,
+) -> np.ndarray:
+    """(members, seatings, episodes) returns of a JAX policy; out-of-range actions raise."""
+    env = rollout.task_env(eval_set.task_id)
+    try:
+        rollout.check_policy_traces(policy, params, env.obs_dim)
+    except Exception as e:  # the user's policy fails when vmapped: say so, no JAX traceback
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        raise AgentLoadError(
+            f"{who}: the JAX policy cannot be vmapped over a batch of observations "
+            f"({type(e).__name__}: {first}); act must work on one observation (obs_dim,) and "
+            "be vmappable (no Python control flow on array values), or run the plain act "
+            "with --isolate"
+        ) from None
+    agent = rollout.hashable_set(["agent"], [(policy, params)])
+    mates = eval_set.teammates
+    out = np.zeros((mates.size, len(eval_set.seatings), num_episodes))
+    for m in range(mates.size):
+        if progress is not None:
+            label = "compiling and playing" if m == 0 else "playing"
+            progress(m, mates.size, f"{label} {mates.names[m]}")
+        played = rollout.play(
+            eval_set.task_id, agent, 0, mates, m, eval_set.seatings, num_episodes, seed
+        )
+        bad = np.argwhere(played.bad_action >= 0)
+        if bad.size:
+            s, e = bad[0]
+            raise AgentRuntimeError(
+                f"{who}: the JAX policy's act returned action {int(played.bad_action[s, e])}, "
+                f"outside [0, {env.num_actions}) of {eval_set.task_id} (teammate "
+                f"{mates.names[m]}, seats {eval_set.seatings[s]}, episode {e}); return one "
+                "int action in range, e.g. jax.random.categorical(key, logits)"
+            )
+        out[m] = played.returns
+    if progress is not None:
+        progress(mates.size, mates.size, "done")
+    return out
+
+
+def score_returns(
+    returns: np.ndarray, eval_set: EvaluationSet, reps: int, seed: int
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """(normalised returns (members, seatings, episodes), interval estimates)."""
+    normalized = scores.normalize(returns, eval_set.lower, eval_set.upper)
+    estimates = scores.interval_estimates(scores.score_matrix(normalized), reps=reps, seed=seed)
+    return normalized, estimates
+
+
+def build_record(
+    *,
+    agent: dict[str, Any],
+    eval_set: EvaluationSet,
+    returns: np.ndarray,
+    num_episodes: int,
+    seed: int,
+    reps: int,
+    meta: dict[str, Any],
+) -> dict[str, Any]:
+    """The result record (see `record`) of `returns` (members, seatings, episodes)."""
+    from aht_bench import __version__
+
+    normalized, estimates = score_returns(returns, eval_set, reps, seed)
+    manifest = eval_set.manifest or {}
+    payload = {
+        "package_version": __version__,
+        "libraries": library_versions(),
+        "task_id": eval_set.task_id,
+        "agent": agent,
+        "teammate_set": {
+            "id": eval_set.set_id,
+            "version": manifest.get("version"),
+            "manifest_sha256": eval_set.manifest_sha256,
+            "development_set": eval_set.is_development,
+        },
+        "protocol": {
+            "episodes": num_episodes,
+            "seed": seed,
+            "seatings": [list(s) for s in eval_set.seatings],
+            "score": SCORE_DEFINITION,
+            "bootstrap": {
+                "reps": estimates["reps"],
+                "confidence": estimates["confidence"],
+                "seed": estimates["bootstrap_seed"],
+                "method": "percentile",
+            },
+        },
+        "members": member_entries(
+            eval_set.names,
+            eval_set.lower,
+            eval_set.upper,
+            returns,
+            normalized,
+            estimates["members"],
+            eval_set.seatings,
+        ),
+        "aggregates": estimates["aggregates"],
+    }
+    return make_record(payload, meta)
+
+
+def evaluate_policy(
+    policy: Any,
+    params: Any,
+    eval_set: EvaluationSet,
+    *,
+    name: str = "policy",
+    num_episodes: int = DEFAULT_EPISODES,
+    seed: int = 0,
+    reps: int = scores.DEFAULT_REPS,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """The result record of a JAX policy (the `aht_bench.policies` protocol) on the jitted path."""
+    start = time.perf_counter()
+    returns = _play_jax(policy, params, eval_set, num_episodes, seed, name, progress)
+    agent = {"file": name, "sha256": None, "kind": "jax", "runner": "jax"}
+    meta = _meta(start, None)
+    return build_record(
+        agent=agent,
+        eval_set=eval_set,
+        returns=returns,
+        num_episodes=num_episodes,
+        seed=seed,
+        reps=reps,
+        meta=meta,
+    )
+
+
+def _meta(start: float, path: Path | None) -> dict[str, Any]:
+    return {
+        "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "wall_seconds": round(time.perf_counter() - start, 2),
+        "agent_path": None if path is None else str(path),
+    }
+
+
+def evaluate_agent_file(
+    path: str | os.PathLike[str],
+    eval_set: EvaluationSet,
+    *,
+    num_episodes: int = DEFAULT_EPISODES,
+    seed: int = 0,
+    isolate: bool = False,
+    limits: dict[str, Any] | None = None,
+    reps: int = scores.DEFAULT_REPS,
+    progress: Progress | None = None,
+    on_loaded: Callable[[str, str], None] | None = None,
+) -> dict[str, Any]:
+    """The result record of the agent file `path` against `eval_set`; see the module docstring.
+
+    `limits` are `IsolatedAgent` keyword arguments (load/step/total/boot timeouts,
+    echo_output) used with `isolate`. `on_loaded(kind, runner)` is called once the agent is
+    loaded (before the episodes).
+    """
+    start = time.perf_counter()
+    p = check_agent_path(path)
+    sha = file_sha256(p)
+    task_id = eval_set.task_id
+    first_seat = eval_set.seatings[0][0]
+    specs: dict[int, Any] = {}
+
+    def spec(seat: int) -> Any:
+        if seat not in specs:
+            specs[seat] = task_spec(task_id, seat)
+        return specs[seat]
+
+    total_steps = _total_steps(eval_set, num_episodes)
+    if isolate:
+        from aht_bench.policies.isolated import IsolatedAgent
+
+        kind_seen: list[str] = []
+
+        def make_isolated(seat: int) -> Any:
+            agent = IsolatedAgent(p, task_id, seat, seed=seed, spec=spec(seat), **(limits or {}))
+            if not kind_seen:
+                kind_seen.append(str(agent.kind))
+                if on_loaded is not None:
+                    on_loaded(str(agent.kind), "python-isolated")
+            return agent
+
+        returns = play_python(
+            make_isolated, eval_set, num_episodes, seed, _steps_progress(progress, total_steps)
+        )
+        agent_info = {"kind": kind_seen[0] if kind_seen else None, "runner": "python-isolated"}
+    else:
+        loaded = load_agent_file(p, task_id, first_seat, seed=seed, spec=spec(first_seat))
+        if loaded.jax is not None:
+            if on_loaded is not None:
+                on_loaded(loaded.kind, "jax")
+            policy, params = loaded.jax
+            returns = _play_jax(
+                policy, params, eval_set, num_episodes, seed, f"agent file {p.name}", progress
+            )
+            agent_info = {"kind": loaded.kind, "runner": "jax"}
+        else:
+            if on_loaded is not None:
+                on_loaded(loaded.kind, "python")
+
+            def make_in_process(seat: int) -> Any:
+                if seat == first_seat:
+                    return loaded
+                return load_agent_file(p, task_id, seat, seed=seed, spec=spec(seat))
+
+            returns = play_python(
+                make_in_process,
+                eval_set,
+                num_episodes,
+                seed,
+                _steps_progress(progress, total_steps),
+            )
+            agent_info = {"kind": loaded.kind, "runner": "python"}
+    agent = {"file": p.name, "sha256": sha} | agent_info
+    return build_record(
+        agent=agent,
+        eval_set=eval_set,
+        returns=returns,
+        num_episodes=num_episodes,
+        seed=seed,
+        reps=reps,
+        meta=_meta(start, p),
+    )
+
+
+def _total_steps(eval_set: EvaluationSet, num_episodes: int) -> int:
+    env = rollout.task_env(eval_set.task_id)
+    return eval_set.teammates.size * len(eval_set.seatings) * num_episodes * env.horizon
+
+
+def _steps_progress(progress: Progress | None, total: int) -> Any:
+    """Adapt step counts of the step-by-step runner to `progress(done, total, label)`."""
+    if progress is None:
+        return None
+    done = [0]
+
+    def update(steps: int, label: str) -> None:
+        done[0] += steps
+        progress(done[0], total, label)
+
+    return update
+
+
+def cross_play(
+    task_id: str,
+    rows: TeammateSet,
+    cols: TeammateSet,
+    seatings: tuple[tuple[int, ...], ...],
+    num_episodes: int = DEFAULT_EPISODES,
+    seed: int = 0,
+    progress: Progress | None = None,
+) -> np.ndarray:
+    """Returns of every row policy (in the agent's seats) with every column policy: float64
+    (rows, cols, seatings, episodes). One compile serves the whole matrix (both sides are
+    traced member indices)."""
+    rows = rollout.hashable_set(rows.names, list(zip(rows.policies, rows.params, strict=True)))
+    cols = rollout.hashable_set(cols.names, list(zip(cols.policies, cols.params, strict=True)))
+    out = np.zeros((rows.size, cols.size, len(seatings), num_episodes))
+    total = rows.size * cols.size
+    for i in range(rows.size):
+        for j in range(cols.size):
+            if progress is not None:
+                progress(i * cols.size + j, total, f"{rows.names[i]} with {cols.names[j]}")
+            out[i, j] = rollout.play(
+                task_id, rows, i, cols, j, seatings, num_episodes, seed
+            ).returns
+    if progress is not None:
+        progress(total, total, "done")
+    return out

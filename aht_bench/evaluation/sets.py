@@ -1,0 +1,314 @@
+"""Teammate sets for evaluation: members, normalisation bounds and seatings, loaded verified.
+
+    eval_set = load_set("forced_coord", "dev")     # heldout/overcooked-forced_coord-v1/dev/
+    eval_set = load_set("lbf", "path/to/set/")     # a folder (or manifest.json) of any set
+    eval_set.teammates                             # TeammateSet (JAX, jittable)
+    eval_set.lower, eval_set.upper                 # float64 (members,): BRProx bounds
+
+A set lives in a folder `heldout/<task_id>/<version>/` (the layout of the heldout-sets issue):
+`manifest.json` lists the members, each with its kind, how to build it (`heuristic`: a name
+for `make_heuristic`; or `file` + `sha256`: a policy file saved with `save_policy`), and its
+bounds with their provenance; `manifest.sha256` holds the manifest's sha256 (`sha256sum`
+format). `load_set` checks the manifest against it, and every weight file against the
+manifest, before it builds anything: a mismatch is a `TeammateSetIntegrityError` (exit code 5
+of `aht-bench evaluate`).
+
+`seatings` are the seat assignments evaluation plays: each is the tuple of seats the agent
+under evaluation takes (the members take the others). Two-player tasks use `((0,), (1,))`:
+every member is met in both seats; `matrix-regret-v1` defines only seat 0 for the ego (paper
+App. A); `lbf-4p-v1` seats the agent in 0 and 1 and the members in 2 and 3.
+
+Sets whose `version` is `dev` are development sets (heuristic members, bounds from short CPU
+best-response runs), not the published heldout sets; their manifest says so.
+
+May import numpy, the standard library, aht_bench.files, aht_bench.envs and aht_bench.policies.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aht_bench.policies.population import TeammateSet
+
+MANIFEST = "manifest.json"
+MANIFEST_HASH = "manifest.sha256"
+FORMAT = "aht-bench-teammate-set"
+FORMAT_VERSION = 1
+HELDOUT_ENV = "AHT_BENCH_HELDOUT"  # overrides where the heldout/ folder is looked up
+
+# The seats the agent under evaluation takes, per task; two-player tasks not listed use both.
+_SEATINGS: dict[str, tuple[tuple[int, ...], ...]] = {
+    "matrix-regret-v1": ((0,),),
+    "lbf-4p-v1": ((0, 1),),
+}
+
+
+class TeammateSetError(ValueError):
+    """A teammate set that cannot be found or read (a usage error)."""
+
+
+class TeammateSetIntegrityError(TeammateSetError):
+    """A teammate set whose files do not match their recorded sha256 (corrupted or edited)."""
+
+
+def default_seatings(task_id: str, num_agents: int) -> tuple[tuple[int, ...], ...]:
+    """The seatings evaluation plays on `task_id` (see the module docstring)."""
+    if task_id in _SEATINGS:
+        return _SEATINGS[task_id]
+    if num_agents == 2:
+        return ((0,), (1,))
+    return (tuple(range(num_agents // 2)),)
+
+
+def check_seatings(seatings: Any, num_agents: int) -> tuple[tuple[int, ...], ...]:
+    """`seatings` as a tuple of tuples, or a ValueError: all of one size, distinct valid seats."""
+    out = tuple(tuple(int(s) for s in seating) for seating in seatings)
+    if not out:
+        raise ValueError("seatings must hold at least one seating")
+    sizes = {len(s) for s in out}
+    if len(sizes) != 1 or 0 in sizes or num_agents in sizes:
+        raise ValueError(
+            f"seatings {out}: every seating must give the agent the same number of seats, "
+            f"at least one and fewer than {num_agents}"
+        )
+    for seating in out:
+        if len(set(seating)) != len(seating) or not all(0 <= s < num_agents for s in seating):
+            raise ValueError(f"seating {seating} must hold distinct seats in [0, {num_agents})")
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class EvaluationSet:
+    """Members to evaluate against, with their BRProx bounds (paper App. "Evaluation Return
+    Normalization Procedure": lower 0, upper the best-response return raised by any better
+    partner)."""
+
+    set_id: str  # e.g. "overcooked-forced_coord-v1/dev"
+    task_id: str  # the registered task id
+    teammates: TeammateSet  # the members (names are the member names)
+    lower: np.ndarray  # float64 (members,): lower bounds
+    upper: np.ndarray  # float64 (members,): upper bounds
+    seatings: tuple[tuple[int, ...], ...]  # the agent's seats in each seating
+    manifest_sha256: str | None = None  # None for sets built in memory
+    manifest: dict[str, Any] | None = None  # the parsed manifest (None in memory)
+
+    def __post_init__(self) -> None:
+        m = self.teammates.size
+        lower = np.asarray(self.lower, np.float64).reshape(-1)
+        upper = np.asarray(self.upper, np.float64).reshape(-1)
+        if lower.shape != (m,) or upper.shape != (m,):
+            raise ValueError(
+                f"{self.set_id}: {m} members need {m} lower and upper bounds, got "
+                f"{lower.shape[0]} and {upper.shape[0]}"
+            )
+        if not (np.all(np.isfinite(lower)) and np.all(np.isfinite(upper))):
+            raise ValueError(f"{self.set_id}: bounds must be finite numbers")
+        bad = [self.teammates.names[i] for i in np.flatnonzero(upper <= lower)]
+        if bad:
+            raise ValueError(
+                f"{self.set_id}: the upper bound must exceed the lower bound, not so for {bad}"
+            )
+        object.__setattr__(self, "lower", lower)
+        object.__setattr__(self, "upper", upper)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return self.teammates.names
+
+    @property
+    def is_development(self) -> bool:
+        return bool(self.manifest and self.manifest.get("version") == "dev")
+
+
+def heldout_root() -> Path:
+    """The heldout/ folder: $AHT_BENCH_HELDOUT, else the one next to the package (a checkout)."""
+    override = os.environ.get(HELDOUT_ENV)
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[2] / "heldout"
+
+
+def available_sets(task_id: str) -> list[str]:
+    """The versions of sets shipped for `task_id` (folders under heldout/<task_id>/)."""
+    folder = heldout_root() / task_id
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if (p / MANIFEST).is_file())
+
+
+def tasks_with_sets() -> list[str]:
+    """Registered task ids that have at least one shipped set."""
+    from aht_bench import envs
+
+    return [t for t in envs.registered_ids() if available_sets(t)]
+
+
+def resolve_set_folder(task_id: str, name: str | os.PathLike[str]) -> Path:
+    """The folder of set `name` for `task_id`: a version under heldout/<task_id>/, or a path
+    to a set folder or its manifest.json. Raises `TeammateSetError` naming the choices."""
+    text = str(name)
+    as_path = Path(text)
+    if os.sep in text or text.endswith(".json") or (as_path.exists() and as_path.is_dir()):
+        folder = (
+            as_path.parent if as_path.name == MANIFEST or as_path.suffix == ".json" else as_path
+        )
+        if not (folder / MANIFEST).is_file():
+            raise TeammateSetError(
+                f"{as_path} is not a teammate set: no {MANIFEST} in {folder}; pass a set "
+                "version such as 'dev' or a folder holding a manifest.json"
+            )
+        return folder
+    folder = heldout_root() / task_id / text
+    if not (folder / MANIFEST).is_file():
+        versions = available_sets(task_id)
+        have = (
+            f"sets for {task_id}: {', '.join(versions)}"
+            if versions
+            else f"no set is shipped for {task_id} (tasks with sets: "
+            f"{', '.join(tasks_with_sets()) or 'none'})"
+        )
+        raise TeammateSetError(f"no teammate set {text!r} for {task_id}; {have}")
+    return folder
+
+
+def _sha256(blob: bytes) -> str:
+    return hashlib.sha256(blob).hexdigest()
+
+
+def _expected_manifest_hash(folder: Path) -> str:
+    path = folder / MANIFEST_HASH
+    try:
+        text = path.read_text()
+    except OSError:
+        raise TeammateSetIntegrityError(
+            f"{path} is missing: the manifest of the set in {folder} cannot be verified; "
+            "restore it from the repository (or rebuild the set)"
+        ) from None
+    digest = text.split()[0] if text.split() else ""
+    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        raise TeammateSetIntegrityError(f"{path} does not hold a sha256 digest")
+    return digest
+
+
+def read_manifest(folder: Path) -> tuple[dict[str, Any], str]:
+    """(manifest, its sha256) of the set in `folder`, verified against manifest.sha256."""
+    path = folder / MANIFEST
+    blob = path.read_bytes()
+    digest = _sha256(blob)
+    expected = _expected_manifest_hash(folder)
+    if digest != expected:
+        raise TeammateSetIntegrityError(
+            f"{path} does not match its recorded sha256 (file {digest[:12]}..., "
+            f"{MANIFEST_HASH} {expected[:12]}...): the teammate set was edited or corrupted; "
+            "restore it from the repository, or rebuild it (`aht-bench devset build`)"
+        )
+    try:
+        manifest = json.loads(blob)
+    except json.JSONDecodeError as e:
+        raise TeammateSetIntegrityError(f"{path} is not valid JSON: {e}") from None
+    if manifest.get("format") != FORMAT or manifest.get("format_version") != FORMAT_VERSION:
+        raise TeammateSetIntegrityError(
+            f"{path} is not an {FORMAT} v{FORMAT_VERSION} manifest "
+            f"(format {manifest.get('format')!r}, version {manifest.get('format_version')!r})"
+        )
+    return manifest, digest
+
+
+def write_manifest(folder: Path, manifest: dict[str, Any]) -> str:
+    """Write `manifest.json` and `manifest.sha256` to `folder` atomically; returns the sha256."""
+    from aht_bench.files import atomic_write_bytes
+
+    blob = (json.dumps(manifest, indent=2, sort_keys=False) + "\n").encode()
+    digest = _sha256(blob)
+    atomic_write_bytes(folder / MANIFEST, blob)
+    atomic_write_bytes(folder / MANIFEST_HASH, f"{digest}  {MANIFEST}\n".encode())
+    return digest
+
+
+def _build_member(task_id: str, folder: Path, member: dict[str, Any]) -> tuple[Any, Any]:
+    """(policy, params) of one manifest member, weight files checked against the manifest."""
+    name = member.get("name", "?")
+    if "heuristic" in member:
+        from aht_bench.policies.heuristics import make_heuristic
+
+        try:
+            return make_heuristic(task_id, str(member["heuristic"])), None
+        except ValueError as e:
+            raise TeammateSetIntegrityError(f"member {name}: {e}") from None
+    if "file" in member:
+        from aht_bench.policies.io import PolicyFileError, load_policy
+
+        path = folder / str(member["file"])
+        try:
+            blob = path.read_bytes()
+        except OSError:
+            raise TeammateSetIntegrityError(
+                f"member {name}: weight file {path} is missing; restore the set"
+            ) from None
+        if _sha256(blob) != member.get("sha256"):
+            raise TeammateSetIntegrityError(
+                f"member {name}: {path} does not match the sha256 in the manifest: the weight "
+                "file was edited or corrupted; restore the set"
+            )
+        try:
+            return load_policy(path)
+        except PolicyFileError as e:
+            raise TeammateSetIntegrityError(f"member {name}: {e}") from None
+    raise TeammateSetIntegrityError(
+        f"member {name} of the set in {folder} has neither 'heuristic' nor 'file'"
+    )
+
+
+def _bound(member: dict[str, Any], key: str, folder: Path) -> float:
+    try:
+        value = float(member["bounds"][key])
+    except (KeyError, TypeError, ValueError):
+        raise TeammateSetIntegrityError(
+            f"member {member.get('name', '?')} of the set in {folder} has no numeric bounds.{key}"
+        ) from None
+    if not math.isfinite(value):
+        raise TeammateSetIntegrityError(f"member {member.get('name')}: bounds.{key} is {value}")
+    return value
+
+
+def load_set(task: str, name: str | os.PathLike[str] = "dev") -> EvaluationSet:
+    """The teammate set `name` (a version such as "dev", or a set folder) for `task`."""
+    from aht_bench import envs
+
+    task_id = envs.resolve(task)
+    folder = resolve_set_folder(task_id, name)
+    manifest, digest = read_manifest(folder)
+    if manifest.get("task_id") != task_id:
+        raise TeammateSetError(
+            f"the set in {folder} is for {manifest.get('task_id')!r}, not {task_id}; pass "
+            f"--task {manifest.get('task_id')} or another set"
+        )
+    members = manifest.get("members") or []
+    if not members:
+        raise TeammateSetIntegrityError(f"the set in {folder} lists no members")
+    built = [_build_member(task_id, folder, m) for m in members]
+    env = envs.make(task_id)
+    try:
+        seatings = check_seatings(
+            manifest.get("seatings", default_seatings(task_id, env.num_agents)), env.num_agents
+        )
+    except ValueError as e:
+        raise TeammateSetIntegrityError(f"the set in {folder}: {e}") from None
+    return EvaluationSet(
+        set_id=str(manifest.get("set_id", f"{task_id}/{folder.name}")),
+        task_id=task_id,
+        teammates=TeammateSet([str(m["name"]) for m in members], built),
+        lower=np.array([_bound(m, "lower", folder) for m in members]),
+        upper=np.array([_bound(m, "upper", folder) for m in members]),
+        seatings=seatings,
+        manifest_sha256=digest,
+        manifest=manifest,
+    )

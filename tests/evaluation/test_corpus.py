@@ -1,0 +1,158 @@
+"""Every file of the bad-agent corpus (tests/agent_corpus) through `aht-bench evaluate`: its own
+message and exit code, no traceback, no result file, no worker process left behind.
+
+Isolated (`--isolate`) for every file; in this process (the default) for the files that cannot
+take the test process down. The teammate set is a one-member LBF set written to a temporary
+folder, so the test does not depend on the shipped development sets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from aht_bench.cli import EXIT_AGENT_LOAD, EXIT_AGENT_RUNTIME, EXIT_OK, main
+from aht_bench.evaluation import sets
+
+CORPUS = Path(__file__).resolve().parents[1] / "agent_corpus"
+WORKER = b"aht_bench.policies._agent_worker"
+
+# file -> (exit code, what the message must say)
+CASES = {
+    "syntax_error.py": (EXIT_AGENT_LOAD, ["syntax error at line 4", "def act(obs)"]),
+    "no_act.py": (EXIT_AGENT_LOAD, ["no_act.py defines no act(obs)", "random_agent.py"]),
+    "wrong_signature.py": (EXIT_AGENT_LOAD, ["wrong signature act(obs, key)"]),
+    "import_error.py": (
+        EXIT_AGENT_LOAD,
+        ["ModuleNotFoundError: No module named 'aht_bench_no_such_module'", "line 3"],
+    ),
+    "hang_import.py": (EXIT_AGENT_LOAD, ["did not finish loading within the load timeout of 3s"]),
+    "wrong_task.py": (EXIT_AGENT_LOAD, ["supports only the tasks ('sabotage-v1',)", "not lbf-v1"]),
+    "jax_out_of_range.py": (
+        EXIT_AGENT_LOAD,
+        ["JAX policy's act returned action 9, outside [0, 6)"],
+    ),
+    "jax_nan_params.py": (EXIT_AGENT_LOAD, ["NaN or inf values"]),
+    "act_raises.py": (
+        EXIT_AGENT_RUNTIME,
+        ["act(obs) in agent file act_raises.py raised ValueError: no plan", "line 5"],
+    ),
+    "returns_str.py": (EXIT_AGENT_RUNTIME, ["returned a str ('up')", "int action in [0, 6)"]),
+    "returns_none.py": (EXIT_AGENT_RUNTIME, ["returned None (a missing `return`?)"]),
+    "returns_float.py": (EXIT_AGENT_RUNTIME, ["returned a float (2.0)", "np.argmax"]),
+    "returns_bool.py": (EXIT_AGENT_RUNTIME, ["returned a bool (True)"]),
+    "out_of_range.py": (EXIT_AGENT_RUNTIME, ["returned 7, outside the action range"]),
+    "returns_nan.py": (EXIT_AGENT_RUNTIME, ["returned NaN"]),
+    "wrong_shape.py": (EXIT_AGENT_RUNTIME, ["returned an array of shape (2,)"]),
+    "sys_exit_act.py": (EXIT_AGENT_RUNTIME, ["called sys.exit(3)"]),
+    "hang_act.py": (
+        EXIT_AGENT_RUNTIME,
+        ["did not answer act(obs)/reset() within the step timeout"],
+    ),
+    "os_exit_act.py": (EXIT_AGENT_RUNTIME, ["exited with code 7", "about to os._exit"]),
+    "abort_act.py": (EXIT_AGENT_RUNTIME, ["was killed by SIGABRT"]),
+    "good_prints.py": (EXIT_OK, ["aggregate over 1 member(s)", "wrote"]),
+}
+UNSAFE_IN_PROCESS = {"hang_import.py", "hang_act.py", "os_exit_act.py", "abort_act.py"}
+
+
+@pytest.fixture(scope="module")
+def lbf_set(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("lbf_set")
+    manifest = {
+        "format": sets.FORMAT,
+        "format_version": sets.FORMAT_VERSION,
+        "set_id": "lbf-v1/corpus-test",
+        "version": "test",
+        "task_id": "lbf-v1",
+        "members": [
+            {
+                "name": "seq_agent_lexi",
+                "kind": "heuristic",
+                "heuristic": "seq_agent_lexi",
+                "bounds": {"lower": 0.0, "upper": 0.5},  # all food eaten
+            }
+        ],
+    }
+    sets.write_manifest(folder, manifest)
+    assert hashlib.sha256((folder / "manifest.json").read_bytes()).hexdigest()
+    return folder
+
+
+def _worker_pids(agent_file: Path) -> list[int]:
+    """Live processes running a worker for `agent_file` (its path is in the worker's argv)."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if WORKER in argv and str(agent_file).encode() in argv:
+            pids.append(int(d.name))
+    return pids
+
+
+def _zombie_children() -> list[int]:
+    me, found = os.getpid(), []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] == "Z" and int(fields[1]) == me:
+            found.append(int(d.name))
+    return found
+
+
+def test_the_cases_cover_the_whole_corpus():
+    assert sorted(p.name for p in CORPUS.glob("*.py")) == sorted(CASES)
+
+
+def _evaluate(name: str, lbf_set: Path, out: Path, *extra: str):
+    args = [
+        "evaluate", str(CORPUS / name), "--task", "lbf-v1", "--teammates", str(lbf_set),
+        "--episodes", "1", "--reps", "100", "--out", str(out), "--no-plot", "--no-progress",
+        *extra,
+    ]  # fmt: skip
+    return CliRunner().invoke(main, args, catch_exceptions=False)
+
+
+def _check(result, code: int, needles: list[str], name: str, out: Path) -> None:
+    assert result.exit_code == code, result.output
+    text = result.stdout if code == EXIT_OK else result.stderr
+    for needle in needles:
+        assert needle in text, (needle, result.output)
+    assert "Traceback" not in result.output
+    if code != EXIT_OK:
+        assert result.stderr.startswith("error: ") and name in result.stderr
+        assert not out.exists()
+    else:
+        assert out.exists()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_corpus_file_through_evaluate_isolated(name, lbf_set, tmp_path):
+    code, needles = CASES[name]
+    out = tmp_path / "r.json"
+    load_timeout = "3" if name == "hang_import.py" else "20"
+    result = _evaluate(
+        name, lbf_set, out, "--isolate", "--load-timeout", load_timeout, "--step-timeout", "1"
+    )
+    _check(result, code, needles, name, out)
+    assert _worker_pids(CORPUS / name) == [] and _zombie_children() == []
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - UNSAFE_IN_PROCESS))
+def test_corpus_file_through_evaluate_in_process(name, lbf_set, tmp_path):
+    code, needles = CASES[name]
+    out = tmp_path / "r.json"
+    _check(_evaluate(name, lbf_set, out), code, needles, name, out)
