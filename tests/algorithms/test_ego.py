@@ -3,7 +3,7 @@
 import jax
 import numpy as np
 import pytest
-from conftest import TRUNC_TASK, ConstantAction
+from tiny_tasks import TRUNC_TASK, ConstantAction
 
 from aht_bench.algorithms import ego
 from aht_bench.policies import TeammateSet

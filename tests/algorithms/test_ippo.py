@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import COORD_TASK
+from tiny_tasks import COORD_TASK
 
 from aht_bench.algorithms import ippo
 from aht_bench.training import IPPOConfig, PPOConfig, init_seeds, run

@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import ConstantAction
+from tiny_tasks import ConstantAction
 
 from aht_bench.policies import (
     MLPActorCritic,

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import TRUNC_TASK, ConstantAction
+from tiny_tasks import TRUNC_TASK, ConstantAction
 
 from aht_bench import envs
 from aht_bench.policies import MLPActorCritic, RecurrentEgo, TeammateSet
