@@ -1,0 +1,47 @@
+"""The bad-agent corpus (tests/agent_corpus/) and what each file must produce, shared by the
+agent-file tests (`check-agent`) and the evaluator tests (`evaluate`)."""
+
+from pathlib import Path
+
+from aht_bench.cli import EXIT_AGENT_LOAD, EXIT_AGENT_RUNTIME
+
+CORPUS = Path(__file__).resolve().parent / "agent_corpus"
+WORKER = b"aht_bench.policies._agent_worker"
+
+# bad file -> (exit code, what the message must say); each runs in a fresh worker.
+FAILURES = {
+    "syntax_error.py": (EXIT_AGENT_LOAD, ["syntax error at line 4", "def act(obs)"]),
+    "no_act.py": (EXIT_AGENT_LOAD, ["no_act.py defines no act(obs)", "random_agent.py"]),
+    "wrong_signature.py": (EXIT_AGENT_LOAD, ["wrong signature act(obs, key)"]),
+    "import_error.py": (
+        EXIT_AGENT_LOAD,
+        ["ModuleNotFoundError: No module named 'aht_bench_no_such_module'", "line 3"],
+    ),
+    "hang_import.py": (EXIT_AGENT_LOAD, ["did not finish loading within the load timeout of 3s"]),
+    "wrong_task.py": (EXIT_AGENT_LOAD, ["supports only the tasks ('sabotage-v1',)", "not lbf-v1"]),
+    "jax_out_of_range.py": (
+        EXIT_AGENT_LOAD,
+        ["JAX policy's act returned action 9, outside [0, 6)"],
+    ),
+    "jax_nan_params.py": (EXIT_AGENT_LOAD, ["NaN or inf values"]),
+    "act_raises.py": (
+        EXIT_AGENT_RUNTIME,
+        ["act(obs) in agent file act_raises.py raised ValueError: no plan", "line 5"],
+    ),
+    "returns_str.py": (EXIT_AGENT_RUNTIME, ["returned a str ('up')", "int action in [0, 6)"]),
+    "returns_none.py": (EXIT_AGENT_RUNTIME, ["returned None (a missing `return`?)"]),
+    "returns_float.py": (EXIT_AGENT_RUNTIME, ["returned a float (2.0)", "np.argmax"]),
+    "returns_bool.py": (EXIT_AGENT_RUNTIME, ["returned a bool (True)"]),
+    "out_of_range.py": (EXIT_AGENT_RUNTIME, ["returned 7, outside the action range"]),
+    "returns_nan.py": (EXIT_AGENT_RUNTIME, ["returned NaN"]),
+    "wrong_shape.py": (EXIT_AGENT_RUNTIME, ["returned an array of shape (2,)"]),
+    "sys_exit_act.py": (EXIT_AGENT_RUNTIME, ["called sys.exit(3)"]),
+    "hang_act.py": (
+        EXIT_AGENT_RUNTIME,
+        ["did not answer act(obs)/reset() within the step timeout"],
+    ),
+    "os_exit_act.py": (EXIT_AGENT_RUNTIME, ["exited with code 7", "about to os._exit"]),
+    "abort_act.py": (EXIT_AGENT_RUNTIME, ["was killed by SIGABRT"]),
+}
+# What would take the test process down (or hang it) when run in-process.
+UNSAFE_IN_PROCESS = {"hang_import.py", "hang_act.py", "os_exit_act.py", "abort_act.py"}
