@@ -10,12 +10,21 @@ env-only rate (uniform-random actions, same envs, auto-reset) measured in the sa
     python benchmarks/train_throughput.py [--tasks lbf-v1,cramped_room] [--out results.json]
 
 The JSON goes to `--out`; a text table goes next to it (`.txt`) and to stdout.
+
+`--breakdown` also times the parts of one update on their own (each jitted separately, one
+seed): the rollout (env steps, the agents' actions and values), GAE (the agents' streams), and
+the PPO epochs of both agents, in seconds per update.
+
+`--cpus N` pins the process to N of the CPUs it may use before JAX starts; XLA sizes its CPU
+thread pool from them. No XLA flags are set. On a machine shared with other busy jobs,
+`--cpus 1` avoids handing work to a thread whose core is taken and measured faster here.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import statistics
 import sys
@@ -27,7 +36,9 @@ import jax
 from aht_bench import __version__
 from aht_bench.algorithms import ippo
 from aht_bench.training import init_seeds, presets, update_seeds
-from aht_bench.training.rollout import make_env
+from aht_bench.training.config import IPPOConfig
+from aht_bench.training.ppo import make_optimizer, make_stream, ppo_update
+from aht_bench.training.rollout import Pairing, make_env, rollout
 
 DEFAULT_TASKS = ("lbf-v1", "overcooked-cramped_room-v1")
 # A peer implementation's IPPO training rate on this kind of machine (issue 4); the target is 2x.
@@ -59,7 +70,58 @@ def _env_only_rate(task_id: str, num_envs: int, steps: int, repeats: int) -> flo
     return num_envs * steps / statistics.median(times)
 
 
-def measure(task: str, num_envs: int, seeds: int, updates: int, repeats: int) -> dict:
+def _median_seconds(fn, args, repeats: int) -> float:
+    jax.block_until_ready(fn(*args))
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _breakdown(config: IPPOConfig, repeats: int) -> dict:
+    """Seconds per update of the rollout, GAE and PPO parts of `ippo.update`, timed apart."""
+    env = make_env(config.canonical_task_id)
+    network = ippo.network(config)
+    agents = env.num_agents
+    pairing = Pairing(
+        policies=(network,) * agents,
+        learners=tuple(range(agents)),
+        shaped_reward_coef=config.shaped_reward_coef,
+    )
+    optimizer = make_optimizer(config.ppo, config.num_updates)
+    state = ippo.init(jax.random.PRNGKey(0), config)
+    params = tuple(jax.tree.map(lambda x, i=i: x[i], state.learners.params) for i in range(agents))
+
+    @jax.jit
+    def _rollout(rollout_state, key):
+        return rollout(env, pairing, params, rollout_state, key, config.rollout_length)[1]
+
+    @jax.jit
+    def _gae(trajectory):
+        streams = [make_stream(trajectory, i, config.ppo) for i in range(agents)]
+        return jax.tree.map(lambda *xs: jax.numpy.stack(xs), *streams)
+
+    @jax.jit
+    def _ppo(learners, stacked, key):
+        def _agent(learner, stream, agent_key):
+            return ppo_update(network, learner, (stream,), agent_key, config.ppo, optimizer)
+
+        return jax.vmap(_agent)(learners, stacked, jax.random.split(key, agents))
+
+    trajectory = _rollout(state.rollout, state.key)
+    stacked = _gae(trajectory)
+    return {
+        "rollout": round(_median_seconds(_rollout, (state.rollout, state.key), repeats), 4),
+        "gae": round(_median_seconds(_gae, (trajectory,), repeats), 4),
+        "ppo": round(_median_seconds(_ppo, (state.learners, stacked, state.key), repeats), 4),
+    }
+
+
+def measure(
+    task: str, num_envs: int, seeds: int, updates: int, repeats: int, breakdown: bool = False
+) -> dict:
     base = presets.get("ippo", "quick", task)
     rollout_length = base.rollout_length
     config = presets.get(
@@ -69,6 +131,7 @@ def measure(task: str, num_envs: int, seeds: int, updates: int, repeats: int) ->
         num_envs=num_envs,
         total_timesteps=num_envs * rollout_length * max(updates * (repeats + 1), 1),
     )
+    assert isinstance(config, IPPOConfig)
     start = time.perf_counter()
     state = init_seeds(jax.random.split(jax.random.PRNGKey(0), seeds), ippo.init, config)
     jax.block_until_ready(state)
@@ -102,6 +165,8 @@ def measure(task: str, num_envs: int, seeds: int, updates: int, repeats: int) ->
             _env_only_rate(config.canonical_task_id, num_envs * seeds, rollout_length, repeats)
         ),
     }
+    if breakdown:
+        row["breakdown_s"] = _breakdown(config, max(repeats * updates, 3))
     peer = PEER_STEPS_PER_S.get(row["task"])
     if peer is not None and seeds == 1:
         row["peer_steps_per_s"] = peer
@@ -123,6 +188,16 @@ def _table(rows: list[dict]) -> str:
             f"{r['init_s']:>6.1f} {r['steps_per_s']:>13,} {r['env_only_steps_per_s']:>10,} "
             f"{vs:>7}"
         )
+    parts = [r for r in rows if "breakdown_s" in r]
+    if parts:
+        lines += ["", f"{'seconds per update':<30} {'rollout':>8} {'gae':>8} {'ppo':>8} {'sum':>8}"]
+        for r in parts:
+            b = r["breakdown_s"]
+            total = b["rollout"] + b["gae"] + b["ppo"]
+            lines.append(
+                f"{r['task']:<30} {b['rollout']:>8.3f} {b['gae']:>8.3f} {b['ppo']:>8.3f} "
+                f"{total:>8.3f}"
+            )
     return "\n".join(lines)
 
 
@@ -134,7 +209,7 @@ def _positive(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument(
         "--tasks",
         default=",".join(DEFAULT_TASKS),
@@ -145,9 +220,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--updates", type=_positive, default=5, help="updates per timing")
     parser.add_argument("--repeats", type=_positive, default=3)
     parser.add_argument("--out", type=Path, help="write the rows as JSON here (and a .txt)")
+    parser.add_argument(
+        "--breakdown", action="store_true", help="also time rollout, GAE and PPO apart"
+    )
+    parser.add_argument(
+        "--cpus", type=_positive, help="pin the process to this many CPUs (default: all)"
+    )
     args = parser.parse_args(argv)
+    if args.cpus is not None:
+        allowed = sorted(os.sched_getaffinity(0))
+        if args.cpus > len(allowed):
+            parser.error(f"--cpus {args.cpus}: only {len(allowed)} CPUs are available")
+        os.sched_setaffinity(0, allowed[: args.cpus])
     rows = [
-        measure(task.strip(), args.num_envs, args.seeds, args.updates, args.repeats)
+        measure(task.strip(), args.num_envs, args.seeds, args.updates, args.repeats, args.breakdown)
         for task in args.tasks.split(",")
         if task.strip()
     ]
@@ -162,6 +248,7 @@ def main(argv: list[str] | None = None) -> int:
                 "updates": args.updates,
                 "repeats": args.repeats,
                 "preset": "ippo quick",
+                "cpus": len(os.sched_getaffinity(0)),
             },
             "aht_bench": __version__,
             "jax": jax.__version__,

@@ -3,7 +3,7 @@
 Every seat is a separate MLP actor-critic learner (no parameter sharing); all seats play
 together from p0 starts, and each trains on its own transitions with the standard PPO loss
 (one stream, `w = 1`, `sign = +1`, value head 0). The agents' params and optimiser states are
-stacked on a leading agent axis and the PPO update is vmapped over agents. Used to train the
+stacked on a leading agent axis; each agent gets its own PPO update. Used to train the
 heldout IPPO teammates and FCP's pool (`IPPOConfig.checkpoint_updates` keeps intermediate
 params).
 
@@ -98,15 +98,20 @@ def update(state: IPPOState, config: IPPOConfig) -> tuple[IPPOState, Metrics]:
     rollout_state, trajectory = rollout(
         setup.env, setup.pairing, params, state.rollout, key_rollout, config.rollout_length
     )
-    streams = [make_stream(trajectory, i, config.ppo) for i in range(num_agents)]
-    stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *streams)
-
-    def _agent_update(learner: LearnerState, stream: Any, agent_key: jax.Array):
-        return ppo_update(setup.network, learner, (stream,), agent_key, config.ppo, setup.optimizer)
-
-    learners, ppo_metrics = jax.vmap(_agent_update)(
-        state.learners, stacked, jax.random.split(key_ppo, num_agents)
-    )
+    # One PPO update per agent, unrolled: a vmap over agents makes every matmul a batched one,
+    # slower on XLA's CPU backend than two plain ones.
+    updated = [
+        ppo_update(
+            setup.network,
+            jax.tree.map(lambda x, i=i: x[i], state.learners),
+            (make_stream(trajectory, i, config.ppo),),
+            agent_key,
+            config.ppo,
+            setup.optimizer,
+        )
+        for i, agent_key in enumerate(jax.random.split(key_ppo, num_agents))
+    ]
+    learners, ppo_metrics = jax.tree.map(lambda *xs: jnp.stack(xs), *updated)
     step = state.update_step + 1
     metrics = {k: jnp.mean(v) for k, v in ppo_metrics.items()}
     metrics |= episode_stats(trajectory, seat=0)

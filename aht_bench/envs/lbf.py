@@ -10,7 +10,8 @@ Three tasks, all on a 7x7 grid with 3 foods, agent levels 1-2, horizon 100:
 and `LevelBasedForaging.step` does the dynamics, so backend states round-trip both ways.
 Start states come from Jumanji's `RandomGenerator(force_coop=True)`: foods off the edge and
 never 4-adjacent to each other, agents on distinct cells off the foods (see "Spawn positions"),
-levels uniform in {1, 2}.
+levels uniform in {1, 2}. `LBF._reset_inner` computes the generator's draws bit for bit
+without calling it (its loops made resets most of the cost of an LBF step on CPU).
 
 What this wrapper corrects or adds on top of Jumanji:
 
@@ -60,7 +61,7 @@ import numpy as np
 from jumanji.environments.routing.lbf import LevelBasedForaging
 from jumanji.environments.routing.lbf.generator import RandomGenerator
 from jumanji.environments.routing.lbf.observer import VectorObserver
-from jumanji.environments.routing.lbf.types import State
+from jumanji.environments.routing.lbf.types import Agent, Food, State
 from PIL import Image, ImageDraw, ImageFont
 
 from aht_bench.envs.core import Environment, EnvState
@@ -93,6 +94,37 @@ def make_lbf(variant: str) -> LBF:
         raise ValueError(f"unknown LBF variant {variant!r}; expected one of {sorted(VARIANTS)}")
     num_agents, fov = VARIANTS[variant]
     return LBF(variant, num_agents=num_agents, fov=fov)
+
+
+# Cells off the grid's edge, row-major, and the upper-triangular ones whose product with a 0/1
+# row vector is its running sum (see `_sample_food`).
+_INNER_CELLS = np.pad(np.ones((GRID_SIZE - 2,) * 2, bool), 1).ravel()
+_PREFIX_SUM = np.triu(np.ones((GRID_SIZE * GRID_SIZE,) * 2, np.float32))
+
+
+def _sample_food(key: jax.Array) -> jax.Array:
+    """(NUM_FOOD, 2) int32 food cells: Jumanji's `RandomGenerator.sample_food(key)`, bit for bit.
+
+    Each food is `jax.random.choice(key_j, 49, p=mask)` on the cells off the edge and not
+    4-adjacent to an earlier food, which is `searchsorted(cumsum(p), sum(p) * (1 - u))` with
+    `u = uniform(key_j)`. The running sum is a matmul with an upper-triangular matrix (exact:
+    sums of at most 49 ones) and the search a count, and the three draws are unrolled: the
+    scan, `cumsum` and `searchsorted` loops were most of the cost of a vmapped reset on CPU.
+    """
+    cells = jnp.arange(GRID_SIZE * GRID_SIZE)
+    mask = jnp.asarray(_INNER_CELLS)
+    flat = []
+    for food_key in jax.random.split(key, NUM_FOOD):
+        running = mask.astype(jnp.float32) @ jnp.asarray(_PREFIX_SUM)
+        r = running[-1] * (1 - jax.random.uniform(food_key, (), jnp.float32))
+        cell = jnp.sum(running < r).astype(jnp.int32)
+        # the food's cell and the flat indices +-1, +-GRID_SIZE (its 4 neighbours: it is off
+        # the edge), as Jumanji masks them
+        offset = jnp.abs(cells - cell)
+        mask = mask & (offset != 0) & (offset != 1) & (offset != GRID_SIZE)
+        flat.append(cell)
+    cell = jnp.stack(flat)
+    return jnp.stack([cell // GRID_SIZE, cell % GRID_SIZE], axis=1)
 
 
 class LBF(Environment[State]):
@@ -132,17 +164,33 @@ class LBF(Environment[State]):
         if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
             key = jax.random.key_data(key)  # keep State.key a raw uint32 (2,) key
         key_generator, key_agents = jax.random.split(key)
-        inner = self.generator(key_generator)
+        # Jumanji's `RandomGenerator(force_coop=True)(key_generator)`, bit for bit, except for
+        # the agent positions (tests/envs/test_lbf.py compares the two on many keys).
+        key_food, _, _, key_agent_level, _ = jax.random.split(key_generator, 5)
+        food = _sample_food(key_food)
+        levels = jax.random.randint(key_agent_level, (self.num_agents,), 1, MAX_AGENT_LEVEL + 1)
+        food_level = jnp.sum(jnp.sort(levels)[: self.coop_group])
         # Jumanji masks whole rows here (see "Spawn positions"); draw positions uniformly over
         # the cells without food instead.
-        food: jax.Array = jnp.asarray(inner.food_items.position)
         free = jnp.ones((GRID_SIZE, GRID_SIZE), bool).at[food[:, 0], food[:, 1]].set(False)
         cells = jax.random.choice(
             key_agents, GRID_SIZE * GRID_SIZE, (self.num_agents,), replace=False, p=free.ravel()
         )
         position = jnp.stack(jnp.divmod(cells, GRID_SIZE), axis=1).astype(jnp.int32)
-        agents = inner.agents.replace(position=position)  # type: ignore[attr-defined]
-        return inner.replace(agents=agents, key=key_generator)  # type: ignore[attr-defined]
+        agents = jax.vmap(Agent)(
+            id=jnp.arange(self.num_agents),
+            position=position,
+            level=levels,
+            loading=jnp.zeros((self.num_agents,), bool),
+        )
+        food_items = jax.vmap(Food)(
+            id=jnp.arange(NUM_FOOD),
+            position=food,
+            level=jnp.full((NUM_FOOD,), food_level),
+            eaten=jnp.zeros((NUM_FOOD,), bool),
+        )
+        step_count = jnp.array(0, jnp.int32)
+        return State(key=key_generator, step_count=step_count, agents=agents, food_items=food_items)
 
     def _step_inner(
         self, key: jax.Array, inner: State, actions: jax.Array

@@ -92,8 +92,23 @@ class AutoReset:
     ) -> tuple[EnvState[Any], TimeStep]:
         key_step, key_reset = jax.random.split(key)
         next_state, timestep = self.env.step(key_step, state, actions)
-        restart_state = self.source.sample(key_reset)
-        out_state = _where(timestep.done, restart_state, next_state)
+        return self.restart_where_done(next_state, timestep, self.source.sample(key_reset))
+
+    def sample_starts(self, keys: jax.Array) -> EnvState[Any]:
+        """One start state from the reset source per key of `keys` (N keys): leaves (N, ...)."""
+        return jax.vmap(self.source.sample)(keys)
+
+    def restart_where_done(
+        self, next_state: EnvState[Any], timestep: TimeStep, start: EnvState[Any]
+    ) -> tuple[EnvState[Any], TimeStep]:
+        """The second half of `step`: `start` replaces `next_state` if `timestep` ended the
+        episode, and the timestep gets the observation of the state returned.
+
+        `(next_state, timestep)` is what the wrapped env's `step` returned and `start` a state
+        from the reset source. A caller that steps many envs can split `step` this way to draw
+        start states only for the episodes that ended (`aht_bench.training.rollout`).
+        """
+        out_state = _where(timestep.done, start, next_state)
         # Choose the state first, then observe it once: observing both and choosing between the
         # two flat observations made XLA fuse both observation builds into the select, about
         # half of an Overcooked step on CPU. `final_obs` costs nothing unless a caller reads it.

@@ -237,33 +237,82 @@ _PER_STEP = (
 )
 
 
+def _shuffle(stream: Stream, key: jax.Array, num_minibatches: int, recurrent: bool) -> jax.Array:
+    """(num_minibatches, units / num_minibatches) int32: a random split of the stream's units.
+
+    Units are transitions (flat index `t * E + e`) or, for recurrent learners, envs.
+    """
+    steps, envs = stream.actions.shape
+    units = envs if recurrent else steps * envs
+    return permutation(key, units).reshape((num_minibatches, -1))
+
+
+def permutation(key: jax.Array, n: int) -> jax.Array:
+    """(n,) int32: a uniformly random permutation of `0..n-1`.
+
+    `jax.random.permutation` for short ones; from 4096 units on, `_packed_key_permutation`,
+    several times faster on CPU. Short sorts cost little either way (the env sequences of
+    recurrent learners), and keeping jax's shuffles there keeps small runs as they were.
+    """
+    if n < 4096 or n > 2**24:
+        return jax.random.permutation(key, n).astype(jnp.int32)
+    return _packed_key_permutation(key, n)
+
+
+def _packed_key_permutation(key: jax.Array, n: int) -> jax.Array:
+    """(n,) int32: a uniformly random permutation of `0..n-1` (n <= 2**24).
+
+    Like `jax.random.permutation`, it sorts the positions by random keys, in rounds, so that
+    the bias of keys that collide (they keep their order) is negligible: `rounds * key_bits >=
+    3 log2(n)`, jax's rule. jax sorts 32-bit keys with the positions alongside; here each round
+    sorts one uint32 array holding random high bits and the position in its low bits, which
+    XLA's CPU sort runs about 6x faster (no comparator call per comparison). The shuffles
+    differ from jax's, not their distribution.
+    """
+    index_bits = max(int(n - 1).bit_length(), 1)
+    key_bits = 32 - index_bits
+    rounds = max(-(-3 * index_bits // key_bits), 1)
+    positions = jnp.arange(n, dtype=jnp.uint32)
+    perm = positions
+    for round_key in jax.random.split(key, rounds):
+        bits = jax.random.bits(round_key, (n,), jnp.uint32)
+        packed = (bits >> index_bits) << index_bits | positions
+        order = jax.lax.sort(packed) & jnp.uint32((1 << index_bits) - 1)
+        perm = perm[order]
+    return perm.astype(jnp.int32)
+
+
+def _minibatch(stream: Stream, indices: jax.Array, recurrent: bool) -> Stream:
+    """The part of `stream` at `indices` (a row of `_shuffle`): whole env sequences (T, B, ...)
+    for recurrent learners, else transitions flattened to (1, B, ...).
+
+    Gathered once per minibatch from the unshuffled stream, so each observation is copied
+    once per epoch (a shuffled copy of the whole stream, then slicing it, copied it twice).
+    """
+    steps, envs = stream.actions.shape
+    fields = stream._asdict()
+    for k in _PER_STEP:
+        x = fields[k]
+        if recurrent:
+            fields[k] = x[:, indices]
+        else:
+            fields[k] = x.reshape((steps * envs,) + x.shape[2:])[indices][None]
+    if recurrent:
+        fields["initial_carry"] = jax.tree.map(lambda c: c[indices], stream.initial_carry)
+    return Stream(**fields)
+
+
 def _minibatches(stream: Stream, key: jax.Array, num_minibatches: int, recurrent: bool) -> Stream:
     """The stream shuffled and split: every leaf gets a leading (num_minibatches,) axis."""
-    steps, envs = stream.actions.shape
-    m = num_minibatches
-    fields = stream._asdict()
-    if recurrent:
-        perm = jax.random.permutation(key, envs)
-
-        def _split_envs(x):  # (T, E, ...) -> (M, T, E / M, ...)
-            x = jnp.take(x, perm, axis=1).reshape((steps, m, envs // m) + x.shape[2:])
-            return jnp.swapaxes(x, 0, 1)
-
-        for k in _PER_STEP:
-            fields[k] = _split_envs(fields[k])
-        fields["initial_carry"] = jax.tree.map(
-            lambda c: jnp.take(c, perm, axis=0).reshape((m, envs // m) + c.shape[1:]),
-            stream.initial_carry,
-        )
-    else:
-        perm = jax.random.permutation(key, steps * envs)
-        for k in _PER_STEP:
-            x = fields[k]
-            x = x.reshape((steps * envs,) + x.shape[2:])
-            fields[k] = jnp.take(x, perm, axis=0).reshape((m, steps * envs // m) + x.shape[1:])
-    fields["value_head"] = jnp.broadcast_to(jnp.asarray(stream.value_head, jnp.int32), (m,))
-    fields["sign"] = jnp.broadcast_to(jnp.asarray(stream.sign, jnp.float32), (m,))
-    return Stream(**fields)
+    parts = [
+        _minibatch(stream, indices, recurrent)
+        for indices in _shuffle(stream, key, num_minibatches, recurrent)
+    ]
+    parts = [p._replace(value_head=jnp.asarray(p.value_head, jnp.int32)) for p in parts]
+    parts = [p._replace(sign=jnp.asarray(p.sign, jnp.float32)) for p in parts]
+    if not recurrent:  # (1, B, ...) -> (B, ...)
+        parts = [p._replace(**{k: getattr(p, k)[0] for k in _PER_STEP}) for p in parts]
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *parts)
 
 
 def ppo_update(
@@ -295,7 +344,8 @@ def ppo_update(
     for s in streams:
         chex.assert_equal_shape([s.actions, s.log_probs, s.advantages, s.targets, s.weights])
 
-    def _update_minibatch(learner: LearnerState, batch: tuple[Stream, ...]):
+    def _update_minibatch(learner: LearnerState, indices: tuple[jax.Array, ...]):
+        batch = tuple(_minibatch(s, i, recurrent) for s, i in zip(streams, indices, strict=True))
         grad_fn = jax.grad(ppo_loss, has_aux=True)
         grads, metrics = grad_fn(learner.params, network, batch, config, recurrent)
         updates, opt_state = optimizer.update(grads, learner.opt_state, learner.params)
@@ -303,11 +353,11 @@ def ppo_update(
 
     def _update_epoch(learner: LearnerState, epoch_key: jax.Array):
         keys = jax.random.split(epoch_key, len(streams))
-        batches = tuple(
-            _minibatches(s, k, config.num_minibatches, recurrent)
+        indices = tuple(
+            _shuffle(s, k, config.num_minibatches, recurrent)
             for s, k in zip(streams, keys, strict=True)
         )
-        return jax.lax.scan(_update_minibatch, learner, batches)
+        return jax.lax.scan(_update_minibatch, learner, indices)
 
     learner, metrics = jax.lax.scan(
         _update_epoch, learner, jax.random.split(key, config.num_epochs)

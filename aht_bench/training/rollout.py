@@ -26,7 +26,7 @@ import jax.numpy as jnp
 
 from aht_bench.envs.core import EnvState
 from aht_bench.envs.registry import make
-from aht_bench.envs.wrappers import AutoReset
+from aht_bench.envs.wrappers import AutoReset, P0Starts
 from aht_bench.policies.core import Carry, Params, Policy, reset_carry_where
 from aht_bench.policies.networks import GRUCarry
 
@@ -108,7 +108,7 @@ class LearnerData(NamedTuple):
     actions: jax.Array  # (T, E) int32: a_t
     log_probs: jax.Array  # (T, E) float32: log pi_old(a_t | o_t) at collection
     values: jax.Array  # (T, E, K) float32: V_old(o_t), every value head
-    final_values: jax.Array  # (T, E, K) float32: V_old(final_obs_t); meaningful where truncated
+    final_values: jax.Array  # (T, E, K) float32: V_old(final_obs_t), 0 where terminated at t
     last_values: jax.Array  # (E, K) float32: V_old of the observation after the last step
     rewards: jax.Array  # (T, E) float32: training reward r_t of the learner's seat
     initial_carry: Carry  # leaves (E, ...): carry before step 0 (before its episode-start reset)
@@ -203,6 +203,108 @@ def _values(policy: Any, params: Params, carry: Carry, obs: jax.Array) -> jax.Ar
     return values.reshape(lead + values.shape[-1:])
 
 
+@dataclasses.dataclass(frozen=True)
+class _StartPool:
+    """Start states for the episodes that begin during a rollout, drawn before its scan.
+
+    Auto-reset draws a start state for every env at every step and keeps it only where an
+    episode ended; on CPU that draw was most of the cost of an LBF step. Here a pool of
+    `size` states is drawn in one batch, and the n-th episode to end in the rollout (in step,
+    then env order) restarts from state n of the pool. Each pool state is an independent draw
+    from the reset source, used at most once, and which one an episode gets does not depend
+    on its value, so every new episode still starts from an independent draw (p0, or uniform
+    over stored states). Should more episodes end than the pool holds, the envs past its end
+    draw a start state with their own step key, as `AutoReset.step` does, in a loop that runs
+    only at the steps that need it.
+    """
+
+    states: EnvState[Any]  # leaves (size, ...)
+    enough: bool  # the pool holds a state for every step of every env: no draws past its end
+
+    @staticmethod
+    def draw(env: AutoReset, key: jax.Array, num_steps: int, num_envs: int) -> _StartPool:
+        size = _pool_size(env.horizon, num_steps, num_envs)
+        states = env.sample_starts(jax.random.split(key, size))
+        return _StartPool(states, enough=size == num_steps * num_envs)
+
+    @property
+    def size(self) -> int:
+        return int(self.states.episode_return.shape[0])
+
+    def take(
+        self, env: AutoReset, done: jax.Array, used: jax.Array, keys: jax.Array
+    ) -> tuple[EnvState[Any], jax.Array]:
+        """Start states (leaves (E, ...)) for the envs where `done` (E,), and the pool states
+        used so far; `used` () int32 counts those before this step, `keys` (E,) are the step's
+        reset keys (for envs past the end of the pool)."""
+        slot = used + jnp.cumsum(done) - 1
+        starts = jax.tree.map(lambda x: x[jnp.clip(slot, 0, self.size - 1)], self.states)
+        past_end = done & (slot >= self.size)
+        if not self.enough:
+
+            def _draw(carry):
+                _, states = carry
+                fresh = env.sample_starts(keys)
+                return jnp.zeros((), bool), _where_envs(past_end, fresh, states)
+
+            # a while loop, not lax.cond: under vmap (seeds) a cond computes both branches
+            _, starts = jax.lax.while_loop(lambda c: c[0], _draw, (jnp.any(past_end), starts))
+        return starts, used + jnp.sum(done, dtype=jnp.int32)
+
+
+def _pool_size(horizon: int, num_steps: int, num_envs: int) -> int:
+    """Start states drawn per rollout: room for an episode end every `min(horizon, 8)` steps
+    in every env, more than end in LBF and Overcooked (horizons of 100 and 400 steps; a
+    shorter horizon, as in the matrix games, sizes it by the horizon). Past that,
+    `_StartPool.take` draws the rest."""
+    return min(num_steps, -(-num_steps // min(horizon, 8))) * num_envs
+
+
+def _where_envs(cond: jax.Array, a: Any, b: Any) -> Any:
+    """`a` where `cond` (E,) else `b`, leaf by leaf (leaves (E, ...))."""
+    return jax.tree.map(
+        lambda x, y: jnp.where(cond.reshape(cond.shape + (1,) * (x.ndim - 1)), x, y), a, b
+    )
+
+
+def _max_truncations(env: AutoReset, num_steps: int) -> int | None:
+    """A bound on the truncations of one env in `num_steps` steps, or None where there is none
+    short of `num_steps`.
+
+    With p0 restarts every episode after the first starts at time 0 and is cut at the horizon,
+    so an env is truncated at most `ceil(num_steps / horizon)` times. Stored start states may
+    be cut after any number of steps.
+    """
+    if not isinstance(env.source, P0Starts):
+        return None
+    bound = -(-num_steps // env.horizon)
+    return bound if bound < num_steps else None
+
+
+def _truncated_values(
+    policy: Any,
+    params: Params,
+    carry: Carry,
+    final_obs: jax.Array,
+    truncated: jax.Array,
+    max_truncations: int,
+) -> jax.Array:
+    """(T, E, K) values of `final_obs` (T, E, obs_dim) where `truncated` (T, E); 0 elsewhere.
+
+    Each env has at most `max_truncations` truncated steps: those are gathered (with filler
+    steps where an env has fewer), evaluated as one batch and scattered back.
+    """
+    steps, envs = truncated.shape
+    # the truncated steps of each env first (stable: the rest keep their order)
+    order = jnp.argsort(jnp.logical_not(truncated), axis=0, stable=True)[:max_truncations]
+    env_index = jnp.arange(envs)[None, :]
+    picked = jax.tree.map(lambda x: x[order, env_index], (carry, final_obs))
+    values = _values(policy, params, *picked)  # (max_truncations, E, K)
+    scattered = jnp.zeros((steps, envs, values.shape[-1]), values.dtype)
+    scattered = scattered.at[order, env_index].set(values)
+    return jnp.where(truncated[..., None], scattered, 0.0)
+
+
 def rollout(
     env: AutoReset,
     pairing: Pairing,
@@ -218,11 +320,14 @@ def rollout(
     Jittable (call it inside a jitted update); `pairing`, `num_steps` and `keep_states` are
     static.
 
-    Two things keep the scan body small, which is what sets the speed on CPU: all randomness
+    Three things keep the scan body small, which is what sets the speed on CPU: all randomness
     (env keys, fixed policies' keys, Gumbel noise for the learners' samples) is drawn before
-    the scan in a few large calls, since every PRNG call inside it costs a loop of its own; and
-    learners only act inside it, their values (of each observation and of each step's final
-    observation) being computed after it as batches of `T * E`.
+    the scan in a few large calls, since every PRNG call inside it costs a loop of its own;
+    the start states of the episodes that begin during the rollout are drawn before it too
+    (`_StartPool`), instead of one per env and step as `AutoReset.step` draws them; and
+    learners only act inside it, their values being computed after it as batches of `T * E`
+    (the value of a step's final observation is the next step's value unless the episode
+    ended, so only truncated steps need one of their own: `_truncated_values`).
     """
     num_envs = state.obs.shape[0]
     seats = pairing.seats
@@ -237,10 +342,15 @@ def rollout(
             noise.append(jax.random.gumbel(keys[r], (num_steps, num_envs, num_actions)))
         else:  # one key per step and env for `act`
             noise.append(jax.random.split(keys[r], (num_steps, num_envs)))
-    env_keys = jax.random.split(keys[-1], (num_steps, num_envs))
+    key_pool, key_steps, key_resets = jax.random.split(keys[-1], 3)
+    pool = _StartPool.draw(env, key_pool, num_steps, num_envs)
+    env_keys = jax.random.split(key_steps, (num_steps, num_envs))
+    # keys for start states past the end of the pool (none are needed when it holds enough)
+    reset_keys = jax.random.split(key_resets, (num_steps, 0 if pool.enough else num_envs))
 
-    def _env_step(carry: RolloutState, step_noise: tuple[jax.Array, ...]):
-        *role_noise, step_env_keys = step_noise
+    def _env_step(loop: tuple[RolloutState, jax.Array], step_inputs: tuple[Any, ...]):
+        carry, used = loop  # used: () int32, pool states used so far
+        *role_noise, step_env_keys, step_reset_keys = step_inputs
         actions, before, after, log_probs = [], [], [], []
         for r, policy in enumerate(pairing.policies):
             role_carry = reset_carry_where(policy, carry.starts, carry.carries[r])
@@ -258,7 +368,10 @@ def rollout(
             after.append(next_carry)
             log_probs.append(log_prob)
         joint = jnp.stack([actions[r] for r in pairing.role_of_seat], axis=1)
-        env_state, ts = jax.vmap(env.step)(step_env_keys, carry.env_state, joint)
+        # env.step, with the start states of the episodes that end drawn from the pool
+        env_state, ts = jax.vmap(env.env.step)(step_env_keys, carry.env_state, joint)
+        starts, used = pool.take(env, ts.done, used, step_reset_keys)
+        env_state, ts = jax.vmap(env.restart_where_done)(env_state, ts, starts)
         reward = ts.reward + pairing.shaped_reward_coef * ts.shaped_reward
         records = tuple(
             (
@@ -275,28 +388,43 @@ def rollout(
         shared = (carry.starts, ts.terminated, ts.truncated, ts.episode_return, ts.time)
         seen = carry.env_state if keep_states else None
         next_state = RolloutState(env_state, ts.obs, ts.done, tuple(after))
-        return next_state, (records, shared, seen)
+        return (next_state, used), (records, shared, seen)
 
-    state, (records, shared, states) = jax.lax.scan(_env_step, state, (*noise, env_keys))
+    used = jnp.zeros((), jnp.int32)
+    (state, _), (records, shared, states) = jax.lax.scan(
+        _env_step, (state, used), (*noise, env_keys, reset_keys)
+    )
+    starts, terminated, truncated, episode_return, time = shared
+    max_truncations = _max_truncations(env, num_steps)
     learners = []
     for i, r in enumerate(pairing.learners):
         policy = pairing.policies[r]
         obs, actions, log_probs, rewards, final_obs, before, after = records[i]
         last_carry = reset_carry_where(policy, state.starts, state.carries[r])
-        # (two calls: concatenating the inputs into one batch costs more than it saves)
+        values = _values(policy, params[r], before, obs)
+        last_values = _values(policy, params[r], last_carry, state.obs[:, seats[r]])
+        if max_truncations is None:
+            final_values = _values(policy, params[r], after, final_obs)
+        else:
+            # Where no episode ended, final_obs_t is o_{t+1} (and the carry the same), so only
+            # the truncated steps need a network call of their own.
+            following = jnp.concatenate([values[1:], last_values[None]])
+            truncated_values = _truncated_values(
+                policy, params[r], after, final_obs, truncated, max_truncations
+            )
+            final_values = jnp.where(truncated[..., None], truncated_values, following)
         learners.append(
             LearnerData(
                 obs=obs,
                 actions=actions,
                 log_probs=log_probs,
-                values=_values(policy, params[r], before, obs),
-                final_values=_values(policy, params[r], after, final_obs),
-                last_values=_values(policy, params[r], last_carry, state.obs[:, seats[r]]),
+                values=values,
+                final_values=jnp.where(terminated[..., None], 0.0, final_values),
+                last_values=last_values,
                 rewards=rewards,
                 initial_carry=learner_carries[i],
             )
         )
-    starts, terminated, truncated, episode_return, time = shared
     return state, Trajectory(
         learners=tuple(learners),
         starts=starts,
