@@ -8,6 +8,9 @@ An agent file is a Python module that provides (see docs/agent_files.md):
   and `params`, or `jax_policy(task_id) -> (policy, params)`;
 - optionally `TASKS = ("lbf-v1", ...)`, the task ids (or aliases) it supports.
 
+A saved policy file (`.safetensors` with the JSON card that `save_policy` and `aht-bench train`
+write) is an agent too: the JAX fast path, loaded with `load_policy` (sha256-checked).
+
     agent = load_agent_file("my_agent.py", "lbf-v1", seat=0)
     agent.reset()                    # at every episode start
     action = agent.act(obs)          # obs float32 (obs_dim,) -> int in [0, num_actions)
@@ -48,6 +51,7 @@ _PLAIN_EXAMPLE = EXAMPLES + "random_agent.py"
 _STATE_EXAMPLE = EXAMPLES + "scripted_agent.py"
 _JAX_EXAMPLE = EXAMPLES + "jax_mlp_agent.py"
 _COUNTER = itertools.count()
+POLICY_SUFFIX = ".safetensors"
 
 
 class AgentFileError(Exception):
@@ -416,12 +420,47 @@ def check_agent_path(path: str | os.PathLike[str]) -> Path:
         raise AgentLoadError(
             f"agent file {p} is not a file; pass a .py file such as {_PLAIN_EXAMPLE}"
         )
-    if p.suffix != ".py":
+    if p.suffix not in (".py", POLICY_SUFFIX):
         raise AgentLoadError(
-            f"agent file {p} is not a Python file (.py); an agent is a module with act(obs) "
-            f"(see {_PLAIN_EXAMPLE}); weights are loaded by that module, not passed here"
+            f"agent file {p} is neither a Python file (.py) nor a policy file "
+            f"({POLICY_SUFFIX} with its JSON card, as save_policy and `aht-bench train` write "
+            f"them); an agent is a module with act(obs) (see {_PLAIN_EXAMPLE})"
         )
     return p.resolve()
+
+
+def _load_policy_file(p: Path, spec: TaskSpec, seat: int, seed: int) -> LoadedAgent:
+    """A saved policy (`save_policy`: safetensors + JSON card, sha256-verified) as an agent:
+    the JAX fast path, and `act(obs)` through a `PolicyRunner`."""
+    from aht_bench.policies.io import PolicyFileError, load_policy, read_card
+    from aht_bench.policies.runner import PolicyRunner
+
+    try:
+        policy, params = load_policy(p)
+        card = read_card(p)
+    except PolicyFileError as e:
+        raise AgentLoadError(f"policy file {p.name}: {e}") from None
+    trained_on = card.get("task_id")
+    if isinstance(trained_on, str):
+        from aht_bench.envs.registry import UnknownTaskError, resolve
+
+        try:
+            trained_on = resolve(trained_on)
+        except UnknownTaskError:
+            raise AgentLoadError(
+                f"policy file {p.name}: its card names task {trained_on!r}, which this version "
+                "of aht-bench does not know"
+            ) from None
+        if trained_on != spec.task_id:
+            raise AgentLoadError(
+                f"policy file {p.name} was trained on {trained_on}, not {spec.task_id}; "
+                f"evaluate it with --task {trained_on}"
+            )
+    _validate_jax(policy, params, p, spec, "the policy file")
+    runner = PolicyRunner(policy, params, seed=seed)
+    return LoadedAgent(
+        p, spec, seat, runner.act, runner.reset, "jax", (policy, params), "the policy's act"
+    )
 
 
 def load_agent_file(
@@ -440,6 +479,8 @@ def load_agent_file(
     p = check_agent_path(path)
     if spec is None:
         spec = task_spec(task_id, seat)
+    if p.suffix == POLICY_SUFFIX:
+        return _load_policy_file(p, spec, seat, seed)
     module = _import_module(p)
     _check_tasks(module, p, spec)
 

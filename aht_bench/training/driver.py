@@ -60,26 +60,27 @@ def init_seeds(keys: jax.Array, init: Callable[..., Any], config: RunConfig, *in
 def update_seeds(
     state: Any, update: Callable[[Any, Any], tuple[Any, Metrics]], config: RunConfig
 ) -> tuple[Any, Metrics]:
-    """`config.updates_per_call` updates of every seed; metrics leaves (num_seeds, calls).
-
-    A single seed runs without `vmap` (its axis dropped, then restored): a vmap of size one
-    turns every matmul into a batched one, which XLA's CPU backend runs about 1.3x slower
-    (benchmarks/train_throughput.py).
-    """
+    """`config.updates_per_call` updates of every seed; metrics leaves (num_seeds, calls)."""
 
     def _one_seed(seed_state):
         return jax.lax.scan(
             lambda s, _: update(s, config), seed_state, None, length=config.updates_per_call
         )
 
-    if _num_seeds(state) == 1:
-        out = _one_seed(jax.tree.map(lambda x: x[0], state))
+    return map_seeds(_one_seed, state)
+
+
+def map_seeds(fn: Callable[..., Any], *args: Any) -> Any:
+    """`jax.vmap(fn)(*args)` over the leading seed axis of every leaf of `args`.
+
+    A single seed runs without `vmap` (its axis dropped, then restored): a vmap of size one
+    turns every matmul into a batched one, which XLA's CPU backend runs about 1.3x slower
+    (benchmarks/train_throughput.py).
+    """
+    if int(jax.tree.leaves(args)[0].shape[0]) == 1:
+        out = fn(*jax.tree.map(lambda x: x[0], args))
         return jax.tree.map(lambda x: x[None], out)
-    return jax.vmap(_one_seed)(state)
-
-
-def _num_seeds(state: Any) -> int:
-    return int(jax.tree.leaves(state)[0].shape[0])
+    return jax.vmap(fn)(*args)
 
 
 def updates_done(state: Any) -> int:

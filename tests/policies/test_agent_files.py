@@ -157,7 +157,7 @@ def test_a_file_that_is_not_python_is_a_usage_error(tmp_path):
     weights.write_bytes(b"PK\x03\x04")
     result = _check_agent(str(weights), "--task", TASK)
     assert result.exit_code == EXIT_USAGE
-    assert "not a Python file (.py)" in result.output
+    assert "neither a Python file (.py) nor a policy file (.safetensors" in result.output
 
 
 def test_help_documents_the_exit_codes():
@@ -396,3 +396,32 @@ def test_jax_fast_path_is_exposed_and_validated(tmp_path, spec):
     f.write_text(f.read_text().replace("params = jnp.ones(6)\n", ""))
     with pytest.raises(AgentLoadError, match="defines `policy` but no `params`"):
         load_agent_file(f, TASK, spec=spec)
+
+
+def test_a_saved_policy_file_is_an_agent_and_its_card_is_checked(tmp_path, spec):
+    import jax
+
+    from aht_bench.policies.io import save_policy
+    from aht_bench.policies.networks import MLPActorCritic
+
+    net = MLPActorCritic(spec.obs_dim, spec.num_actions)
+    params = net.init(jax.random.PRNGKey(0))
+    path = tmp_path / "ego.safetensors"
+    save_policy(path, net, params, {"task_id": TASK})
+    agent = load_agent_file(path, TASK, spec=spec)
+    assert agent.kind == "jax" and agent.jax is not None
+    assert agent.jax[0] == net
+    assert 0 <= agent.act(spec.sample_obs) < spec.num_actions
+    result = _check_agent(str(path), "--task", TASK)
+    assert result.exit_code == EXIT_OK, result.output
+
+    # trained on another task: refused, naming the task to use
+    save_policy(tmp_path / "other.safetensors", net, params, {"task_id": "sabotage-v1"})
+    with pytest.raises(AgentLoadError, match="trained on sabotage-v1.*--task sabotage-v1"):
+        load_agent_file(tmp_path / "other.safetensors", TASK, spec=spec)
+    # tampered weights: the sha256 check refuses them
+    blob = bytearray(path.read_bytes())
+    blob[-1] ^= 1
+    path.write_bytes(bytes(blob))
+    with pytest.raises(AgentLoadError, match="policy file ego.safetensors"):
+        load_agent_file(path, TASK, spec=spec)
