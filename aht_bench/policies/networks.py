@@ -47,6 +47,11 @@ def _dense(features: int, scale: float, name: str) -> nn.Dense:
     )
 
 
+def _apply_dense(p: Params, x: jax.Array) -> jax.Array:
+    """A `_dense` layer with params `p` ({"kernel", "bias"}) on `x` (..., in): flax's Dense."""
+    return nn.Dense(p["kernel"].shape[-1]).apply({"params": p}, x)
+
+
 class _MLPActorCriticNet(nn.Module):
     num_actions: int
     num_value_heads: int
@@ -208,6 +213,44 @@ class RecurrentEgo:
         out: Any = self._net.apply(params, carry.hidden, obs, carry.prev_action)
         hidden, logits, values = out
         return logits, values, carry._replace(hidden=hidden)
+
+    def evaluate_sequence(
+        self,
+        params: Params,
+        carry: GRUCarry,
+        obs: jax.Array,
+        actions: jax.Array,
+        starts: jax.Array,
+    ) -> tuple[jax.Array, jax.Array]:
+        """(logits (T, B, A), values (T, B, K)) of B sequences of T steps: `evaluate` at every
+        step, the carry reset where `starts` (T, B) and told the action taken (`actions`
+        (T, B)) after each step, starting from `carry` (leaves (B, ...)).
+
+        The same numbers as scanning `evaluate`, computed with only the GRU recurrence inside
+        the scan: the input layer and the actor and critic heads run once over all T x B
+        steps (PPO re-runs the ego over every minibatch; on CPU the per-step scan was most of
+        it).
+        """
+        p = params["params"]
+        first = jnp.where(starts[0], -1, carry.prev_action)
+        prev_action = jnp.where(starts[1:], -1, actions[:-1])
+        prev_action = jnp.concatenate([first[None], prev_action]).astype(jnp.int32)
+        x = jnp.concatenate(
+            [obs, jax.nn.one_hot(prev_action, self.num_actions, dtype=obs.dtype)], axis=-1
+        )
+        x = nn.relu(_apply_dense(p["embed"], x))
+        gru = nn.GRUCell(features=self.hidden)
+
+        def _step(h: jax.Array, inputs: tuple[jax.Array, jax.Array]):
+            x_t, start_t = inputs
+            h = jnp.where(start_t[:, None], jnp.zeros_like(h), h)
+            h, y = gru.apply({"params": p["gru"]}, h, x_t)
+            return h, y
+
+        _, y = jax.lax.scan(_step, carry.hidden, (x, starts))
+        logits = _apply_dense(p["actor_out"], nn.relu(_apply_dense(p["actor_0"], y)))
+        values = _apply_dense(p["critic_out"], nn.relu(_apply_dense(p["critic_0"], y)))
+        return logits, values
 
     def act(
         self, params: Params, carry: GRUCarry, obs: jax.Array, key: jax.Array

@@ -149,7 +149,15 @@ def is_recurrent(streams: Sequence[Stream]) -> bool:
 
 
 def _evaluate_sequences(network: Any, params: Params, stream: Stream):
-    """Re-run a recurrent learner over (T, B) sequences: logits (T, B, A), values (T, B, K)."""
+    """Re-run a recurrent learner over (T, B) sequences: logits (T, B, A), values (T, B, K).
+
+    A network with `evaluate_sequence` (`RecurrentEgo`) does it itself, batching what does not
+    depend on the recurrence; otherwise `evaluate` is scanned over the steps.
+    """
+    if hasattr(network, "evaluate_sequence"):
+        return network.evaluate_sequence(
+            params, stream.initial_carry, stream.obs, stream.actions, stream.starts
+        )
     evaluate = jax.vmap(network.evaluate, in_axes=(None, 0, 0))
 
     def _step(carry, inputs):

@@ -193,3 +193,38 @@ def test_wrong_obs_shape_is_a_clear_error():
     params = policy.init(jax.random.PRNGKey(0))
     with pytest.raises(ValueError, match=r"shape \(7,\).*vmap"):
         policy.act(params, (), jnp.ones((2, OBS_DIM)), jax.random.PRNGKey(0))
+
+
+def test_recurrent_evaluate_sequence_equals_scanning_evaluate():
+    """The batched sequence evaluation PPO uses gives what stepping `evaluate` gives: carries
+    reset at episode starts, the previous action taken from the sequence, the initial carry's
+    hidden state and previous action used until the first start."""
+    from aht_bench.policies.core import reset_carry_where
+    from aht_bench.policies.networks import GRUCarry
+    from aht_bench.training.rollout import record_action
+
+    net = RecurrentEgo(16, 6, hidden=32)
+    params = net.init(jax.random.PRNGKey(0))
+    steps, batch = 20, 5
+    k1, k2, k3, k4 = jax.random.split(jax.random.PRNGKey(1), 4)
+    obs = jax.random.normal(k1, (steps, batch, 16))
+    actions = jax.random.randint(k2, (steps, batch), 0, 6)
+    starts = jax.random.bernoulli(k3, 0.2, (steps, batch)).at[0, 0].set(True)
+    starts = starts.at[:, 1].set(False)  # one sequence never restarts
+    carry = GRUCarry(jax.random.normal(k4, (batch, 32)), jnp.array([-1, 0, 3, 5, 2], jnp.int32))
+    evaluate = jax.vmap(net.evaluate, in_axes=(None, 0, 0))
+
+    def _step(c, inputs):
+        o, a, s = inputs
+        logits, values, c = evaluate(params, reset_carry_where(net, s, c), o)
+        return record_action(c, a), (logits, values)
+
+    _, (want_logits, want_values) = jax.lax.scan(_step, carry, (obs, actions, starts))
+    logits, values = net.evaluate_sequence(params, carry, obs, actions, starts)
+    assert logits.shape == (steps, batch, 6) and values.shape == (steps, batch, 1)
+    np.testing.assert_allclose(np.asarray(logits), np.asarray(want_logits), atol=1e-6)
+    np.testing.assert_allclose(np.asarray(values), np.asarray(want_values), atol=1e-6)
+    # the initial carry matters where no start resets it
+    other = carry._replace(hidden=carry.hidden + 1.0)
+    moved, _ = net.evaluate_sequence(params, other, obs, actions, starts)
+    assert not np.allclose(np.asarray(moved[:, 1]), np.asarray(logits[:, 1]))
