@@ -53,9 +53,12 @@ Exit codes:
     0  ok (the run finished)
     1  internal error (a bug in aht-bench)
     2  usage error (bad option or override, --out in use, nothing to resume, bad checkpoint)
-    6  a loss or parameter became NaN/inf (the update is named; nothing of it was saved)
-  130  Ctrl-C: stopped at an update boundary after a checkpoint (continue with --resume)
-  143  SIGTERM: stopped at an update boundary after a checkpoint (continue with --resume)"""
+    6  a loss or parameter became NaN/inf (the update or iteration is named; nothing of it
+       was saved)
+  130  Ctrl-C: stopped at an update (rotate: iteration) boundary after a checkpoint (continue
+       with --resume)
+  143  SIGTERM: stopped at an update (rotate: iteration) boundary after a checkpoint
+       (continue with --resume)"""
 
 
 class _TaskType(click.ParamType):
@@ -312,14 +315,14 @@ def _train_spec(
 
 
 @main.command(epilog=TRAIN_EXIT_CODES_HELP)
-@click.argument("algorithm", type=click.Choice(["ippo", "br", "ego"]))
+@click.argument("algorithm", type=click.Choice(["ippo", "br", "ego", "rotate"]))
 @click.option("--task", "task_id", type=TASK, default=None, help="Task id or alias.")
 @click.option(
     "--preset",
-    type=click.Choice(["quick", "paper"]),
+    type=click.Choice(["quick", "paper", "sabotage"]),
     default=None,
     help="quick: minutes on two CPU cores; paper: the paper's hyperparameter table (GPU "
-    "scale). [default: quick]",
+    "scale); sabotage: rotate on the sabotage game (--task sabotage) only. [default: quick]",
 )
 @click.option(
     "--seeds",
@@ -341,7 +344,7 @@ def _train_spec(
     multiple=True,
     metavar="FIELD=VALUE",
     help="Override a config field, e.g. --set total_timesteps=1e6 --set ppo.learning_rate=3e-4 "
-    "(repeatable).",
+    "(rotate: --set iterations=10 --set teammate_ppo.learning_rate=3e-4; repeatable).",
 )
 @click.option(
     "--out",
@@ -354,7 +357,8 @@ def _train_spec(
     "--checkpoint-every",
     type=click.IntRange(min=1),
     default=None,
-    help="Checkpoint every this many updates (default: every --checkpoint-seconds).",
+    help="Checkpoint every this many updates (default: every --checkpoint-seconds; rotate "
+    "checkpoints after every iteration).",
 )
 @click.option(
     "--checkpoint-seconds",
@@ -380,16 +384,18 @@ def train(
     no_progress: bool,
     debug: bool,
 ) -> None:
-    """Train ALGORITHM (ippo, br or ego) on a task, with checkpoints, metrics and a curve.
+    """Train ALGORITHM (ippo, br, ego or rotate) on a task, with checkpoints, metrics and curves.
 
     \b
     aht-bench train ippo --task cramped_room --preset quick --seeds 3 --out runs/ippo-cr
     aht-bench train br --task cramped_room --teammates independent_agent_0 --out runs/br
+    aht-bench train rotate --task sabotage --preset sabotage --seeds 3 --out runs/rot-sab
     aht-bench train ippo --out runs/ippo-cr --resume
 
-    The folder gets run.json, metrics.jsonl (one line per update), checkpoints/, curve.png and
-    policies/final/*.safetensors (load them with aht_bench.policies.load_policy). See
-    docs/training.md.
+    The folder gets run.json, metrics.jsonl (one line per update; rotate: per iteration),
+    checkpoints/, curve.png (rotate: SP/XP returns, regret and the ego's return per iteration)
+    and policies/final/*.safetensors (load them with aht_bench.policies.load_policy; rotate:
+    per seed the ego and the generated population, load_population). See docs/training.md.
     """
     from aht_bench import algorithms
     from aht_bench.training import runs
@@ -409,11 +415,16 @@ def train(
         "teammates": None if teammates is None else [t for t in teammates.split(",") if t],
         "overrides": pairs or None,
     }
-    spec = _train_spec(algorithm, out, resume, given)
     algo = algorithms.get(algorithm)
+    if preset is not None and preset not in algo.presets:
+        raise click.BadParameter(
+            f"{algorithm} has no {preset!r} preset (it has {', '.join(algo.presets)})",
+            param_hint="--preset",
+        )
+    spec = _train_spec(algorithm, out, resume, given)
     try:
         runs.check_teammates(algo, spec)
-        spec.config()
+        algo.config(spec)
     except (ValueError, KeyError) as e:
         raise click.UsageError(str(e).strip('"')) from None
     try:
@@ -448,10 +459,11 @@ def train(
     except Exception as e:
         raise _internal_error(e, debug) from None
     returns = ", ".join(f"{r:.4g}" for r in outcome.final_return)
+    unit = outcome.unit
     click.echo(
-        f"done: {outcome.updates} updates, {outcome.env_steps:,} env steps per seed in "
+        f"done: {outcome.updates} {unit}s, {outcome.env_steps:,} env steps per seed in "
         f"{outcome.train_seconds:.0f}s of training\n"
-        f"mean base return over the last 10% of updates, per seed: {returns}\n"
+        f"mean {algo.loop.curve_label} over the last 10% of {unit}s, per seed: {returns}\n"
         f"wrote {outcome.out}/ (curve.png, metrics.jsonl, policies/final/: "
         f"{len(outcome.policies)} policy files)"
     )
@@ -980,6 +992,15 @@ def devset_show(task_id: str, teammates: str, plot: Path | None) -> None:
             f"{eval_set.set_id}: mean base return of partner (row) with member (column)", plot,
         )  # fmt: skip
         click.echo(f"wrote {plot}")
+
+
+def _register_experiments() -> None:
+    from aht_bench.experiments.cli import experiment
+
+    main.add_command(experiment)
+
+
+_register_experiments()
 
 
 if __name__ == "__main__":  # pragma: no cover

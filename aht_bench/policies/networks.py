@@ -49,7 +49,8 @@ def _dense(features: int, scale: float, name: str) -> nn.Dense:
 
 def _apply_dense(p: Params, x: jax.Array) -> jax.Array:
     """A `_dense` layer with params `p` ({"kernel", "bias"}) on `x` (..., in): flax's Dense."""
-    return nn.Dense(p["kernel"].shape[-1]).apply({"params": p}, x)
+    out: Any = nn.Dense(p["kernel"].shape[-1]).apply({"params": p}, x)
+    return out
 
 
 class _MLPActorCriticNet(nn.Module):
@@ -244,8 +245,8 @@ class RecurrentEgo:
         def _step(h: jax.Array, inputs: tuple[jax.Array, jax.Array]):
             x_t, start_t = inputs
             h = jnp.where(start_t[:, None], jnp.zeros_like(h), h)
-            h, y = gru.apply({"params": p["gru"]}, h, x_t)
-            return h, y
+            out: Any = gru.apply({"params": p["gru"]}, h, x_t)
+            return out
 
         _, y = jax.lax.scan(_step, carry.hidden, (x, starts))
         logits = _apply_dense(p["actor_out"], nn.relu(_apply_dense(p["actor_0"], y)))

@@ -1,0 +1,1171 @@
+"""ROTATE (paper Alg. OpenEndedFramework, rotate_teamgen_alg, rotate_ego_update) over the shared
+PPO core.
+
+Each iteration of the open-ended loop (Alg. 1) runs two phases, each one jitted call (seeds
+vmapped, all PPO updates of the phase in one `lax.scan`), looped over on the host:
+
+1. **Teammate generation** (Alg. 2), the ego fixed: a fresh teammate (`MLPActorCritic` with two
+   value heads: head 0 = `sigma^{-i,BR}`, head 1 = `sigma^{-i,ego}`) and a fresh best response
+   (`MLPActorCritic`, its own critic). Every update collects SP (teammate x BR) and XP
+   (teammate x ego) rollouts from p0, recording the states they visit, then SXP (teammate x BR)
+   and XSP (teammate x ego) rollouts that start from states drawn uniformly from this update's
+   XP and SP states (`StoredStates`). The BR trains on SP + SXP (Eq. br_loss); the teammate on
+   the four streams of L_REG (Eq. regret_pol_loss, Table regret_loss_terms):
+
+   | data  | weight w_t                  | sign | teammate value head |
+   |-------|-----------------------------|------|---------------------|
+   | D_SP  | (1 + lambda_2) (t + 1)      | +1   | 0 (BR)              |
+   | D_SXP | 1 + lambda_1                | +1   | 0 (BR)              |
+   | D_XP  | t + 1                       | -1   | 1 (ego)             |
+   | D_XSP | 1                           | -1   | 1 (ego)             |
+
+   with the entropy loss once over all four datasets (what `ppo_update` does for any list of
+   streams). The teammate joins the population buffer.
+2. **Ego update** (Alg. 3): the recurrent ego (`RecurrentEgo`, a GRU in place of the paper's
+   S5) trains by PPO against teammates drawn uniformly from the buffer, one per episode
+   (`SampledTeammate` over a fixed-size `TeammatePool`; empty slots have weight 0, so the buffer
+   grows without recompiling). As in Alg. 3 the ego's critic head is re-initialised at each
+   ego update (`reset_ego_critic`) and each phase starts a fresh Adam state.
+
+Variants (`RotateConfig.variant`, configuration rather than copies, paper App.
+"Ablations of Teammate Generation Objective" and Sec. 6 RQ2/RQ4):
+
+- `rotate`: competence-bounded per-state regret (Eq. constrained_state_based_regret_obj).
+- `per_trajectory`: competence-bounded per-trajectory regret (Eq. traj_regret_obj_lambda),
+  SP and XP from p0 only: streams (D_SP, 1 + lambda, +1, BR head), (D_XP, 1, -1, ego head); the
+  BR trains on D_SP. `competence_weight_p0 = 0` is plain per-trajectory regret (Eq.
+  traj_regret_obj).
+- `no_buffer`: the ROTATE teammate generator, but the ego trains only against the latest
+  teammate (RQ4).
+- `mixed_play`: CoMeDi's mixed-play objective inside the ROTATE loop (Eq. mp_regret_obj, with
+  `pi^comp` replaced by the ego): start states from rollouts of the teammate with a partner that
+  plays the ego's or the BR's action with probability 1/2 each step (Eq. mixed_play_start), MP
+  rollouts of teammate x BR from those states (Eq. mixed_play_data); streams
+  (D_SP, 1, +1, BR), (D_XP, alpha, -1, ego), (D_MP, beta, +1, BR); the BR trains on SP + MP.
+
+`branch_weights="per_start_state"` (not the paper's) rescales the SXP/XSP streams so that each
+sampled start state counts once; docs/rotate.md explains why (the sabotage game).
+
+Seats: the ego and the BR (the ego's stand-in) sit in `ego_seat`, the teammate in the other
+seat, in every rollout. The paper names no seat; this follows its pseudocode, which always lists
+the BR/ego first.
+
+Budgets: `teammate_timesteps` counts every joint env step of the teammate phase (all four
+rollouts of an update), `ego_timesteps` those of the ego phase, so the paper's per-task totals
+(App. "Training Compute": 360M steps on LBF = 30 x (1e7 + 2e6)) come out right.
+
+    config = rotate.preset("quick", "lbf")
+    result = rotate.train(jax.random.PRNGKey(0), config, num_seeds=1)
+    result.metrics["regret"]                    # (num_seeds, iterations)
+    save_population("pop.safetensors", rotate.population(result.state, config, seed=0))
+
+May import jax, numpy, aht_bench.envs, aht_bench.policies, aht_bench.training and
+aht_bench.algorithms only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import functools
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from aht_bench.algorithms import fixed_partner
+from aht_bench.algorithms.fixed_partner import FixedPartnerState
+from aht_bench.envs.core import EnvState
+from aht_bench.envs.matrix import RepeatedMatrixGame, enumerate_nonterminal_states
+from aht_bench.envs.wrappers import AutoReset, StoredStates
+from aht_bench.policies.core import Carry, Extras, Params
+from aht_bench.policies.networks import GRUCarry, MLPActorCritic, RecurrentEgo
+from aht_bench.policies.population import Population
+from aht_bench.training.config import EgoConfig, PPOConfig
+from aht_bench.training.driver import map_seeds
+from aht_bench.training.partners import SampledTeammate, TeammatePool
+from aht_bench.training.ppo import (
+    LearnerState,
+    Stream,
+    make_optimizer,
+    make_stream,
+    ppo_update,
+    timestep_weights,
+)
+from aht_bench.training.rollout import (
+    Pairing,
+    RolloutState,
+    Trajectory,
+    episode_stats,
+    init_params,
+    make_env,
+    rollout,
+)
+
+VARIANTS = ("rotate", "per_trajectory", "no_buffer", "mixed_play")
+BRANCH_WEIGHTS = ("unit", "per_start_state")
+BR_HEAD = 0
+"""The teammate's value head for returns with its best response (`sigma^{-i,BR}`)."""
+EGO_HEAD = 1
+"""The teammate's value head for returns with the ego agent (`sigma^{-i,ego}`)."""
+
+
+def _require(ok: bool, field: str, got: Any, fix: str) -> None:
+    if not ok:
+        raise ValueError(f"{field}={got!r} is invalid: {fix}")
+
+
+# --------------------------------------------------------------------------------------- config
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RotateConfig:
+    """A ROTATE run (paper Table rotate_hyperparams; "(T)" rows are `teammate_ppo`)."""
+
+    task_id: str
+    """Registered task id or alias of a two-player task."""
+    iterations: int
+    """Open-ended iterations T^iter of Alg. 1 (tables: OEL Iterations); one teammate each."""
+    teammate_timesteps: int
+    """Joint env steps of one teammate-generation phase, all rollouts counted (tables:
+    Timesteps per Iter (T))."""
+    ego_timesteps: int
+    """Joint env steps of one ego-update phase (tables: Timesteps per Iter (Ego))."""
+    num_envs: int
+    """Parallel envs of every rollout (tables: Num Envs)."""
+    rollout_length: int
+    """Env steps per env and rollout between two PPO updates (not in the paper's tables)."""
+    teammate_ppo: PPOConfig
+    """PPO hyperparameters of the teammate and its best response (tables: the (T) rows)."""
+    ego_ppo: PPOConfig
+    """PPO hyperparameters of the ego agent (tables: the (Ego) rows)."""
+    competence_weight_xp: float = 0.0
+    """lambda_1 of Eq. constrained_state_based_regret_obj: teammate-BR return from XP states."""
+    competence_weight_sp: float = 0.0
+    """lambda_2 of Eq. constrained_state_based_regret_obj: teammate-BR return from SP states."""
+    variant: str = "rotate"
+    """One of `VARIANTS` (module docstring)."""
+    competence_weight_p0: float = 0.0
+    """lambda of Eq. traj_regret_obj_lambda (variant `per_trajectory` only)."""
+    mixed_play_xp_coef: float = 1.0
+    """alpha of CoMeDi: weight of the XP term (variant `mixed_play` only)."""
+    mixed_play_coef: float = 1.0
+    """beta of CoMeDi: weight of the mixed-play return term (variant `mixed_play` only)."""
+    teammate_hidden: tuple[int, ...] = (64, 64)
+    """Hidden layer sizes of the teammate's actor and critic MLPs."""
+    best_response_hidden: tuple[int, ...] = (64, 64)
+    """Hidden layer sizes of the best response's actor and critic MLPs."""
+    ego_hidden: int = 64
+    """GRU state size of the ego agent."""
+    ego_seat: int = 0
+    """The seat of the ego agent and of the best response; the teammate plays the other."""
+    shaped_reward_coef: float = 1.0
+    """Training reward is `base + shaped_reward_coef * shaped` for every learner."""
+    reset_ego_critic: bool = True
+    """Re-initialise the ego's critic head at each ego update (Alg. rotate_ego_update line 3)."""
+    branch_weights: str = "unit"
+    """`unit`: SXP/XSP weights as in Eq. regret_pol_loss. `per_start_state` (not the paper's):
+    also times the batch's transitions per branch episode, so each sampled start state counts
+    once next to the `t + 1`-weighted SP/XP terms (see docs/rotate.md, sabotage game)."""
+
+    def __post_init__(self) -> None:
+        from aht_bench.envs import registry
+
+        try:
+            registry.resolve(self.task_id)
+        except registry.UnknownTaskError as e:
+            raise ValueError(f"task_id={self.task_id!r} is invalid: {e}") from None
+        if self.variant not in VARIANTS:
+            close = difflib.get_close_matches(self.variant, VARIANTS, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"variant={self.variant!r} is invalid: use one of {VARIANTS}{hint}")
+        _require(
+            self.branch_weights in BRANCH_WEIGHTS,
+            "branch_weights",
+            self.branch_weights,
+            f"use one of {BRANCH_WEIGHTS}",
+        )
+        for name in ("teammate_hidden", "best_response_hidden"):
+            sizes = tuple(int(h) for h in getattr(self, name))
+            object.__setattr__(self, name, sizes)
+            _require(len(sizes) >= 1 and min(sizes) >= 1, name, sizes, "give sizes >= 1")
+        _require(self.iterations >= 1, "iterations", self.iterations, "use at least 1")
+        _require(self.num_envs >= 1, "num_envs", self.num_envs, "use at least 1")
+        _require(self.rollout_length >= 1, "rollout_length", self.rollout_length, "use >= 1")
+        _require(self.ego_hidden >= 1, "ego_hidden", self.ego_hidden, "use a GRU size >= 1")
+        _require(self.ego_seat in (0, 1), "ego_seat", self.ego_seat, "use seat 0 or 1")
+        for name in (
+            "competence_weight_xp",
+            "competence_weight_sp",
+            "competence_weight_p0",
+            "mixed_play_xp_coef",
+            "mixed_play_coef",
+            "shaped_reward_coef",
+        ):
+            value = getattr(self, name)
+            _require(value >= 0, name, value, "use a value >= 0")
+        _require(
+            self.teammate_timesteps >= self.teammate_batch_size,
+            "teammate_timesteps",
+            self.teammate_timesteps,
+            f"one teammate update takes {self.rollouts_per_update} rollouts x num_envs x "
+            f"rollout_length = {self.teammate_batch_size} timesteps",
+        )
+        _require(
+            self.ego_timesteps >= self.num_envs * self.rollout_length,
+            "ego_timesteps",
+            self.ego_timesteps,
+            f"one ego update takes num_envs x rollout_length = "
+            f"{self.num_envs * self.rollout_length} timesteps",
+        )
+        transitions = self.num_envs * self.rollout_length
+        _require(
+            transitions % self.teammate_ppo.num_minibatches == 0,
+            "teammate_ppo.num_minibatches",
+            self.teammate_ppo.num_minibatches,
+            f"it must divide the {transitions} transitions (num_envs x rollout_length) of "
+            "each teammate stream",
+        )
+        _require(
+            self.num_envs % self.ego_ppo.num_minibatches == 0,
+            "ego_ppo.num_minibatches",
+            self.ego_ppo.num_minibatches,
+            f"the recurrent ego's minibatches split the {self.num_envs} env sequences; "
+            "it must divide num_envs",
+        )
+
+    @property
+    def canonical_task_id(self) -> str:
+        """The registered id that `task_id` names."""
+        from aht_bench.envs import registry
+
+        return registry.resolve(self.task_id)
+
+    @property
+    def rollouts_per_update(self) -> int:
+        """Rollouts per teammate update: SP, XP, SXP, XSP (or SP, XP, mixed, MP); SP, XP for
+        `per_trajectory`."""
+        return 2 if self.variant == "per_trajectory" else 4
+
+    @property
+    def teammate_batch_size(self) -> int:
+        """Joint env steps of one teammate update, all rollouts counted."""
+        return self.rollouts_per_update * self.num_envs * self.rollout_length
+
+    @property
+    def teammate_updates(self) -> int:
+        """PPO updates of the teammate (and BR) per iteration."""
+        return self.teammate_timesteps // self.teammate_batch_size
+
+    @property
+    def ego_updates(self) -> int:
+        """PPO updates of the ego per iteration."""
+        return self.ego_timesteps // (self.num_envs * self.rollout_length)
+
+    @property
+    def env_steps_per_iteration(self) -> int:
+        """Joint env steps one iteration takes (both phases, whole updates only)."""
+        return (
+            self.teammate_updates * self.teammate_batch_size
+            + self.ego_updates * self.num_envs * self.rollout_length
+        )
+
+    @property
+    def ego_config(self) -> EgoConfig:
+        """The ego phase as an `EgoConfig` (one phase's budget; drives `fixed_partner`)."""
+        return EgoConfig(
+            task_id=self.task_id,
+            total_timesteps=self.ego_timesteps,
+            num_envs=self.num_envs,
+            rollout_length=self.rollout_length,
+            ppo=self.ego_ppo,
+            shaped_reward_coef=self.shaped_reward_coef,
+            hidden=self.ego_hidden,
+            learner_seat=self.ego_seat,
+        )
+
+
+class LossTerm(NamedTuple):
+    """One stream of a learner's loss: which data, its weight w_t, sign and value head."""
+
+    data: str  # "sp", "xp", "sxp", "xsp" or "mp": the rollout it comes from
+    coef: float  # constant factor of w_t
+    timestep_weighted: bool  # w_t = coef * (t + 1) (Eq. tsw_grad) if True, else coef
+    sign: float  # +1 or -1 (Eq. ppo_clip_loss's varsigma)
+    value_head: int  # the learner's critic head its advantages come from and train
+    per_start_state: bool = False  # w_t also times transitions per episode of the batch
+
+
+def teammate_loss_terms(config: RotateConfig) -> tuple[LossTerm, ...]:
+    """The streams of the teammate's loss for `config.variant`.
+
+    `rotate`/`no_buffer`: L_REG, Eq. regret_pol_loss with the SP and SXP terms collected
+    ((1 + lambda_2) and (1 + lambda_1), the paper's own remark); Table regret_loss_terms.
+    `per_trajectory`: Eq. traj_regret_obj_lambda from p0. `mixed_play`: Eq. mp_regret_obj
+    with CoMeDi's weights alpha (XP) and beta (MP).
+    """
+    if config.variant in ("rotate", "no_buffer"):
+        branch = config.branch_weights == "per_start_state"
+        return (
+            LossTerm("sp", 1.0 + config.competence_weight_sp, True, 1.0, BR_HEAD),
+            LossTerm("sxp", 1.0 + config.competence_weight_xp, False, 1.0, BR_HEAD, branch),
+            LossTerm("xp", 1.0, True, -1.0, EGO_HEAD),
+            LossTerm("xsp", 1.0, False, -1.0, EGO_HEAD, branch),
+        )
+    if config.variant == "per_trajectory":
+        return (
+            LossTerm("sp", 1.0 + config.competence_weight_p0, False, 1.0, BR_HEAD),
+            LossTerm("xp", 1.0, False, -1.0, EGO_HEAD),
+        )
+    return (
+        LossTerm("sp", 1.0, False, 1.0, BR_HEAD),
+        LossTerm("xp", config.mixed_play_xp_coef, False, -1.0, EGO_HEAD),
+        LossTerm("mp", config.mixed_play_coef, False, 1.0, BR_HEAD),
+    )
+
+
+def best_response_loss_terms(config: RotateConfig) -> tuple[LossTerm, ...]:
+    """The streams of the best response's loss: L_BR of Eq. br_loss (SP + SXP, unit weights);
+    SP alone for `per_trajectory`, SP + MP for `mixed_play`."""
+    second = {"per_trajectory": (), "mixed_play": ("mp",)}.get(config.variant, ("sxp",))
+    return tuple(LossTerm(d, 1.0, False, 1.0, 0) for d in ("sp", *second))
+
+
+# ------------------------------------------------------------------------------------ networks
+
+
+class Networks(NamedTuple):
+    teammate: MLPActorCritic  # two value heads: BR_HEAD and EGO_HEAD
+    best_response: MLPActorCritic  # one value head
+    ego: RecurrentEgo
+
+
+@functools.lru_cache(maxsize=32)
+def networks(config: RotateConfig) -> Networks:
+    """The three architectures of a run."""
+    env = make_env(config.task_id)
+    if env.num_agents != 2:
+        raise ValueError(
+            f"task_id={config.task_id!r} has {env.num_agents} seats; ROTATE here is for "
+            "two-player tasks (one ego, one teammate)"
+        )
+    return Networks(
+        teammate=MLPActorCritic(
+            env.obs_dim, env.num_actions, num_value_heads=2, hidden=config.teammate_hidden
+        ),
+        best_response=MLPActorCritic(
+            env.obs_dim, env.num_actions, num_value_heads=1, hidden=config.best_response_hidden
+        ),
+        ego=RecurrentEgo(env.obs_dim, env.num_actions, hidden=config.ego_hidden),
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class MixedPartner:
+    """The mixed policy of Eq. mixed_play_start: each step plays the ego's action or the best
+    response's, with probability 1/2 each. Params: (ego params, BR params); carry: the ego's,
+    advanced every step and told the action actually played."""
+
+    ego: RecurrentEgo
+    best_response: MLPActorCritic
+
+    def init_carry(self, batch_shape: tuple[int, ...]) -> GRUCarry:
+        return self.ego.init_carry(batch_shape)
+
+    def act(
+        self, params: tuple[Params, Params], carry: GRUCarry, obs: jax.Array, key: jax.Array
+    ) -> tuple[jax.Array, Carry, Extras]:
+        key_coin, key_ego, key_br = jax.random.split(key, 3)
+        ego_action, carry, _ = self.ego.act(params[0], carry, obs, key_ego)
+        br_action, _, _ = self.best_response.act(params[1], (), obs, key_br)
+        action = jnp.where(jax.random.bernoulli(key_coin), ego_action, br_action)
+        return action, carry._replace(prev_action=action), {}
+
+
+class _Pairings(NamedTuple):
+    sp: Pairing  # roles (BR, teammate); learners (teammate, BR)
+    xp: Pairing  # roles (ego, teammate); learners (teammate,)
+    mixed: Pairing  # roles (MixedPartner, teammate); no learners
+    ego: Pairing  # roles (ego, SampledTeammate); learners (ego,): the ego update
+
+
+@functools.lru_cache(maxsize=32)
+def _pairings(config: RotateConfig) -> _Pairings:
+    nets = networks(config)
+    seats = (config.ego_seat, 1 - config.ego_seat)
+    coef = config.shaped_reward_coef
+    mixed = MixedPartner(nets.ego, nets.best_response)
+    # Only the structure of the buffer matters here (SampledTeammate compares structures).
+    slots = jax.tree.map(
+        lambda x: jax.ShapeDtypeStruct((config.iterations,) + x.shape, x.dtype),
+        _empty_buffer_shapes(config)[0],
+    )
+    members = Population(nets.teammate, slots)
+    return _Pairings(
+        sp=Pairing((nets.best_response, nets.teammate), (1, 0), seats, coef),
+        xp=Pairing((nets.ego, nets.teammate), (1,), seats, coef),
+        mixed=Pairing((mixed, nets.teammate), (), seats, coef),
+        ego=Pairing((nets.ego, SampledTeammate(members)), (0,), seats, coef),
+    )
+
+
+# ---------------------------------------------------------------------------------------- state
+
+
+class TeammateBuffer(NamedTuple):
+    """The population buffer B_pi: one slot per iteration, filled in order."""
+
+    teammates: Params  # leaves (iterations, ...): teammate params; slot i from iteration i
+    best_responses: Params  # leaves (iterations, ...): the best response trained with each
+    count: jax.Array  # () int32: filled slots
+
+
+class RotateState(NamedTuple):
+    """Everything a ROTATE run needs to continue exactly, between two iterations.
+
+    Teammates, best responses and their Adam states live only inside a phase, and every phase
+    starts a fresh Adam state, so nothing else carries over from one iteration to the next.
+    """
+
+    ego: Params  # the ego agent's params (RecurrentEgo)
+    buffer: TeammateBuffer  # every teammate generated so far
+    key: jax.Array  # PRNG key of the next iteration
+    iteration: jax.Array  # () int32: iterations done
+
+
+@functools.lru_cache(maxsize=32)
+def _empty_buffer_shapes(config: RotateConfig) -> tuple[Any, Any]:
+    nets = networks(config)
+    key = jax.random.PRNGKey(0)
+    return (
+        jax.eval_shape(nets.teammate.init, key),
+        jax.eval_shape(nets.best_response.init, key),
+    )
+
+
+def _empty_buffer(config: RotateConfig) -> TeammateBuffer:
+    teammate, best_response = _empty_buffer_shapes(config)
+
+    def zeros(x):
+        return jnp.zeros((config.iterations,) + x.shape, x.dtype)
+
+    return TeammateBuffer(
+        teammates=jax.tree.map(zeros, teammate),
+        best_responses=jax.tree.map(zeros, best_response),
+        count=jnp.zeros((), jnp.int32),
+    )
+
+
+def init(key: jax.Array, config: RotateConfig) -> RotateState:
+    """A fresh run for one seed: a random ego and an empty buffer."""
+    key_ego, key = jax.random.split(key)
+    return RotateState(
+        ego=init_params(networks(config).ego, key_ego),
+        buffer=_empty_buffer(config),
+        key=key,
+        iteration=jnp.zeros((), jnp.int32),
+    )
+
+
+def init_seeds(key: jax.Array, config: RotateConfig, num_seeds: int = 1) -> RotateState:
+    """`init` for seeds `split(key, num_seeds)`, stacked on a leading seed axis."""
+    states = [init(k, config) for k in jax.random.split(key, num_seeds)]
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *states)
+
+
+# ------------------------------------------------------------------------------------- rollouts
+
+
+def _fresh_rollout(env: AutoReset, pairing: Pairing, key: jax.Array, num_envs: int) -> RolloutState:
+    """`num_envs` envs started from `env`'s reset source, fresh carries (traceable; unlike
+    `init_rollout` it takes an env whose reset source holds traced states)."""
+    env_state, timestep = jax.vmap(env.reset)(jax.random.split(key, num_envs))
+    return RolloutState(
+        env_state=env_state,
+        obs=timestep.obs,
+        starts=jnp.ones((num_envs,), bool),
+        carries=tuple(p.init_carry((num_envs,)) for p in pairing.policies),
+    )
+
+
+def _flat_states(states: EnvState[Any] | None) -> EnvState[Any]:
+    assert states is not None, "rollout was not run with keep_states=True"
+    return jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), states)
+
+
+def branch_rollout(
+    pairing: Pairing,
+    params: tuple[Params, ...],
+    states: EnvState[Any] | None,
+    key: jax.Array,
+    config: RotateConfig,
+) -> Trajectory:
+    """A rollout of `pairing` whose episodes start from states drawn uniformly from `states`
+    (leaves (T, E, ...), e.g. the states an XP rollout visited): SXP, XSP and MP data.
+
+    Every update draws fresh start states from the latest batch (Alg. rotate_teamgen_alg,
+    lines SampleStates/Interact); an episode that ends inside the rollout restarts from another
+    drawn state, and the last one is bootstrapped where the rollout cuts it.
+    """
+    env = AutoReset(make_env(config.task_id).env, StoredStates(_flat_states(states)))
+    key_reset, key_rollout = jax.random.split(key)
+    start = _fresh_rollout(env, pairing, key_reset, config.num_envs)
+    _, trajectory = rollout(env, pairing, params, start, key_rollout, config.rollout_length)
+    return trajectory
+
+
+def _term_stream(
+    trajectory: Trajectory, learner: int, term: LossTerm, ppo_config: PPOConfig
+) -> Stream:
+    base = timestep_weights(trajectory) if term.timestep_weighted else 1.0
+    weights = term.coef * jnp.broadcast_to(base, trajectory.time.shape).astype(jnp.float32)
+    if term.per_start_state:
+        # mean over transitions = (episodes / transitions) x mean over start states
+        episodes = jnp.maximum(jnp.sum(trajectory.starts), 1)
+        weights = weights * (trajectory.starts.size / episodes)
+    return make_stream(trajectory, learner, ppo_config, term.value_head, weights, term.sign)
+
+
+def loss_streams(
+    terms: tuple[LossTerm, ...],
+    data: dict[str, tuple[Trajectory, int]],
+    ppo_config: PPOConfig,
+) -> tuple[Stream, ...]:
+    """The streams of `terms`; `data[name] = (trajectory, learner index in it)`."""
+    return tuple(_term_stream(*data[t.data], t, ppo_config) for t in terms)
+
+
+# ------------------------------------------------------------------------- teammate generation
+
+
+class TeammatePhaseState(NamedTuple):
+    """The carry of the teammate-generation scan (one seed)."""
+
+    teammate: LearnerState  # params (two value heads) and Adam state
+    best_response: LearnerState  # params and Adam state
+    sp: RolloutState  # SP envs (p0 starts), persistent across updates
+    xp: RolloutState  # XP envs (p0 starts), persistent across updates
+    mixed: RolloutState | None  # mixed-partner envs (p0 starts); `mixed_play` only
+    key: jax.Array
+
+
+def _teammate_update(
+    carry: TeammatePhaseState, ego: Params, config: RotateConfig
+) -> tuple[TeammatePhaseState, dict[str, jax.Array]]:
+    """One update of Alg. rotate_teamgen_alg: collect the rollouts, one PPO update of the
+    teammate (its loss terms) and one of the BR (L_BR)."""
+    nets, pairings = networks(config), _pairings(config)
+    env = make_env(config.task_id)
+    steps = config.rollout_length
+    tm, br = carry.teammate.params, carry.best_response.params
+    key, k_sp, k_xp, k_a, k_b, k_tm, k_br = jax.random.split(carry.key, 7)
+    per_state = config.variant in ("rotate", "no_buffer")
+    sp_state, sp = rollout(env, pairings.sp, (br, tm), carry.sp, k_sp, steps, per_state)
+    xp_state, xp = rollout(env, pairings.xp, (ego, tm), carry.xp, k_xp, steps, per_state)
+    # trajectory, learner index of (teammate, BR) in it
+    data: dict[str, tuple[Trajectory, int]] = {"sp": (sp, 0), "xp": (xp, 0)}
+    br_data: dict[str, tuple[Trajectory, int]] = {"sp": (sp, 1)}
+    mixed_state = carry.mixed
+    if per_state:
+        sxp = branch_rollout(pairings.sp, (br, tm), xp.states, k_a, config)
+        xsp = branch_rollout(pairings.xp, (ego, tm), sp.states, k_b, config)
+        data |= {"sxp": (sxp, 0), "xsp": (xsp, 0)}
+        br_data["sxp"] = (sxp, 1)
+    elif config.variant == "mixed_play":
+        assert mixed_state is not None
+        mixed_state, mixed = rollout(
+            env, pairings.mixed, ((ego, br), tm), mixed_state, k_a, steps, True
+        )
+        mp = branch_rollout(pairings.sp, (br, tm), mixed.states, k_b, config)
+        data["mp"] = (mp, 0)
+        br_data["mp"] = (mp, 1)
+    tm_streams = loss_streams(teammate_loss_terms(config), data, config.teammate_ppo)
+    br_streams = loss_streams(best_response_loss_terms(config), br_data, config.teammate_ppo)
+    optimizer = make_optimizer(config.teammate_ppo, config.teammate_updates)
+    teammate, tm_metrics = ppo_update(
+        nets.teammate, carry.teammate, tm_streams, k_tm, config.teammate_ppo, optimizer
+    )
+    best_response, br_metrics = ppo_update(
+        nets.best_response, carry.best_response, br_streams, k_br, config.teammate_ppo, optimizer
+    )
+    metrics = {f"teammate_{k}": v for k, v in tm_metrics.items()}
+    metrics |= {f"best_response_{k}": v for k, v in br_metrics.items()}
+    for name, (trajectory, _) in data.items():
+        stats = episode_stats(trajectory, seat=config.ego_seat)
+        metrics[f"{name}_return"] = stats["episode_return"]
+        metrics[f"{name}_episodes"] = stats["episodes"]
+    next_carry = TeammatePhaseState(teammate, best_response, sp_state, xp_state, mixed_state, key)
+    return next_carry, metrics
+
+
+def teammate_phase(
+    ego: Params,
+    teammate: Params,
+    best_response: Params,
+    key: jax.Array,
+    config: RotateConfig,
+) -> tuple[Params, Params, dict[str, jax.Array]]:
+    """Alg. rotate_teamgen_alg for one seed: train `teammate` and `best_response` (fresh
+    params) against the fixed `ego` for `config.teammate_updates` updates.
+
+    Returns the trained teammate and BR params and the per-update metrics (leaves (U,)).
+    """
+    pairings = _pairings(config)
+    env = make_env(config.task_id)
+    optimizer = make_optimizer(config.teammate_ppo, config.teammate_updates)
+    key, k_sp, k_xp, k_mixed = jax.random.split(key, 4)
+    mixed = None
+    if config.variant == "mixed_play":
+        mixed = _fresh_rollout(env, pairings.mixed, k_mixed, config.num_envs)
+    start = TeammatePhaseState(
+        teammate=LearnerState(teammate, optimizer.init(teammate)),
+        best_response=LearnerState(best_response, optimizer.init(best_response)),
+        sp=_fresh_rollout(env, pairings.sp, k_sp, config.num_envs),
+        xp=_fresh_rollout(env, pairings.xp, k_xp, config.num_envs),
+        mixed=mixed,
+        key=key,
+    )
+    final, metrics = jax.lax.scan(
+        lambda c, _: _teammate_update(c, ego, config), start, None, length=config.teammate_updates
+    )
+    return final.teammate.params, final.best_response.params, metrics
+
+
+# ----------------------------------------------------------------------------------- ego update
+
+
+def buffer_weights(buffer: TeammateBuffer, config: RotateConfig) -> jax.Array:
+    """(iterations,) draw weights of the ego update: uniform over the filled slots (Alg.
+    rotate_ego_update line 5); the latest teammate alone for `no_buffer`."""
+    slots = jnp.arange(config.iterations)
+    if config.variant == "no_buffer":
+        return (slots == buffer.count - 1).astype(jnp.float32)
+    return (slots < buffer.count).astype(jnp.float32)
+
+
+def ego_phase(
+    ego: Params, buffer: TeammateBuffer, key: jax.Array, config: RotateConfig
+) -> tuple[Params, dict[str, jax.Array]]:
+    """Alg. rotate_ego_update for one seed: `config.ego_updates` PPO updates of the ego against
+    teammates drawn from the buffer (fresh envs and a fresh Adam state). Returns the ego's
+    params and the per-update metrics (leaves (U,))."""
+    nets, pairings = networks(config), _pairings(config)
+    ego_config = config.ego_config
+    optimizer = make_optimizer(ego_config.ppo, ego_config.num_updates)
+    pool = TeammatePool(Population(nets.teammate, buffer.teammates), buffer_weights(buffer, config))
+    key_envs, key = jax.random.split(key)
+    start = FixedPartnerState(
+        learner=LearnerState(ego, optimizer.init(ego)),
+        teammates=pool,
+        rollout=_fresh_rollout(make_env(config.task_id), pairings.ego, key_envs, config.num_envs),
+        key=key,
+        update_step=jnp.zeros((), jnp.int32),
+    )
+    final, metrics = jax.lax.scan(
+        lambda s, _: fixed_partner.update(s, ego_config, nets.ego),
+        start,
+        None,
+        length=config.ego_updates,
+    )
+    return final.learner.params, metrics
+
+
+# ------------------------------------------------------------------------------ one iteration
+
+
+def _tail_return(returns: jax.Array, episodes: jax.Array) -> jax.Array:
+    """Mean base return of the episodes that ended in the last quarter of a phase's updates."""
+    tail = max(1, returns.shape[0] // 4)
+    r, n = returns[-tail:], episodes[-tail:]
+    total = jnp.sum(jnp.where(n > 0, r * n, 0.0))
+    count = jnp.sum(n)
+    return jnp.where(count > 0, total / jnp.maximum(count, 1.0), jnp.nan)
+
+
+def _summary(metrics: dict[str, jax.Array], prefix: str = "") -> dict[str, jax.Array]:
+    """Per-phase scalars: returns over the last quarter of updates, PPO diagnostics averaged
+    over the last quarter."""
+    out = {}
+    for k, v in metrics.items():
+        if k.endswith("_episodes") or k in ("episodes", "env_steps"):
+            continue
+        if k.endswith("episode_return") or k.endswith("_return"):
+            count_key = k.replace("_return", "_episodes") if k != "episode_return" else "episodes"
+            out[prefix + k] = _tail_return(v, metrics[count_key])
+        else:
+            out[prefix + k] = jnp.mean(v[-max(1, v.shape[0] // 4) :])
+    return out
+
+
+@functools.partial(jax.jit, static_argnames="config")
+def _teammate_phase_seeds(
+    state: RotateState,
+    teammate: Params,
+    best_response: Params,
+    key: jax.Array,
+    config: RotateConfig,
+) -> tuple[RotateState, dict[str, jax.Array]]:
+    """Teammate phase of every seed; the new teammate and BR join the buffer."""
+
+    def _one_seed(state: RotateState, teammate: Params, best_response: Params, key: jax.Array):
+        teammate, best_response, metrics = teammate_phase(
+            state.ego, teammate, best_response, key, config
+        )
+        buf = state.buffer
+
+        def insert(slots, member):
+            return slots.at[buf.count].set(member)
+
+        buffer = TeammateBuffer(
+            teammates=jax.tree.map(insert, buf.teammates, teammate),
+            best_responses=jax.tree.map(insert, buf.best_responses, best_response),
+            count=buf.count + 1,
+        )
+        summary = _summary(metrics)
+        summary["regret"] = summary["sp_return"] - summary["xp_return"]
+        return state._replace(buffer=buffer), summary
+
+    return map_seeds(_one_seed, state, teammate, best_response, key)
+
+
+@functools.partial(jax.jit, static_argnames="config")
+def _ego_phase_seeds(
+    state: RotateState, fresh_ego: Params, key: jax.Array, config: RotateConfig
+) -> tuple[RotateState, dict[str, jax.Array]]:
+    """Ego phase of every seed (critic head reset from `fresh_ego` if configured)."""
+
+    def _one_seed(state: RotateState, fresh_ego: Params, key: jax.Array):
+        ego = state.ego
+        if config.reset_ego_critic:
+            ego = _with_fresh_critic(ego, fresh_ego)
+        ego, metrics = ego_phase(ego, state.buffer, key, config)
+        summary = _summary(metrics, "ego_")
+        summary["ego_return"] = summary.pop("ego_episode_return")
+        return state._replace(ego=ego, iteration=state.iteration + 1), summary
+
+    return map_seeds(_one_seed, state, fresh_ego, key)
+
+
+def _with_fresh_critic(ego: Params, fresh: Params) -> Params:
+    """`ego` with the critic layers of `fresh` (the GRU trunk is shared with the actor)."""
+    inner = dict(ego["params"])
+    for name in ("critic_0", "critic_out"):
+        inner[name] = fresh["params"][name]
+    return {**ego, "params": inner}
+
+
+def iterate(state: RotateState, config: RotateConfig) -> tuple[RotateState, dict[str, np.ndarray]]:
+    """One iteration of Alg. OpenEndedFramework for every seed (leading seed axis): generate a
+    teammate against the current ego, add it to the buffer, update the ego.
+
+    Metrics (numpy, (num_seeds,)): `sp_return`, `xp_return`, `regret` (= SP - XP, the regret
+    estimate), the other rollouts' returns (`sxp_return`, `xsp_return` or `mp_return`), the
+    teammate's, BR's and ego's PPO diagnostics (`teammate_*`, `best_response_*`, `ego_*`),
+    `ego_return` (the ego with teammates from the buffer), `population_size`, `iteration` and
+    `env_steps` (cumulative). Returns and diagnostics are over the last quarter of a phase.
+    """
+    done = int(np.asarray(jax.device_get(state.iteration)).reshape(-1)[0])
+    if done >= config.iterations:
+        raise ValueError(
+            f"the run has done all {config.iterations} iterations; raise iterations= in the "
+            "config to go on (the buffer has one slot per iteration)"
+        )
+    nets = networks(config)
+    keys = jax.vmap(lambda k: jax.random.split(k, 6))(state.key)
+    # Fresh params are built one seed at a time outside the vmapped phases: a vmapped
+    # MLPActorCritic.init never returns on CPU (see training.rollout.init_params).
+    fresh = [
+        [init_params(net, k) for k in keys[:, i]]
+        for i, net in ((1, nets.teammate), (2, nets.best_response), (3, nets.ego))
+    ]
+    teammate, best_response, fresh_ego = (
+        jax.tree.map(lambda *xs: jnp.stack(xs), *params) for params in fresh
+    )
+    state = state._replace(key=keys[:, 0])
+    state, tm_metrics = _teammate_phase_seeds(state, teammate, best_response, keys[:, 4], config)
+    state, ego_metrics = _ego_phase_seeds(state, fresh_ego, keys[:, 5], config)
+    metrics = {k: np.asarray(v) for k, v in {**tm_metrics, **ego_metrics}.items()}
+    iteration = np.asarray(state.iteration)
+    metrics["iteration"] = iteration
+    metrics["population_size"] = np.asarray(state.buffer.count)
+    metrics["env_steps"] = iteration * config.env_steps_per_iteration
+    return state, metrics
+
+
+class RotateResult(NamedTuple):
+    """What `train`/`run` return."""
+
+    state: RotateState  # the final state, every leaf with a leading (num_seeds,) axis
+    metrics: dict[str, np.ndarray]  # name -> (num_seeds, iterations run)
+
+
+def run(
+    state: RotateState,
+    config: RotateConfig,
+    iterations: int | None = None,
+    on_iteration: Callable[[int, RotateState, dict[str, np.ndarray]], None] | None = None,
+) -> RotateResult:
+    """Run `iterations` (default: the rest of `config.iterations`) iterations from `state`.
+
+    `on_iteration(iteration_number, state, metrics)` is called after each (e.g. to checkpoint
+    `state`: continuing from it is bit-identical to not stopping).
+    """
+    done = int(np.asarray(jax.device_get(state.iteration)).reshape(-1)[0])
+    if iterations is None:
+        iterations = config.iterations - done
+    history: list[dict[str, np.ndarray]] = []
+    for _ in range(iterations):
+        state, metrics = iterate(state, config)
+        history.append(metrics)
+        if on_iteration is not None:
+            on_iteration(int(metrics["iteration"][0]), state, metrics)
+    stacked = {k: np.stack([m[k] for m in history], axis=1) for k in history[0]} if history else {}
+    return RotateResult(state, stacked)
+
+
+def train(
+    key: jax.Array,
+    config: RotateConfig,
+    num_seeds: int = 1,
+    on_iteration: Callable[[int, RotateState, dict[str, np.ndarray]], None] | None = None,
+) -> RotateResult:
+    """A whole ROTATE run for `num_seeds` seeds at once (seed i from `split(key, num_seeds)[i]`)."""
+    return run(init_seeds(key, config, num_seeds), config, on_iteration=on_iteration)
+
+
+def population(state: RotateState, config: RotateConfig, seed: int | None = 0) -> Population:
+    """The generated teammates of one seed as a `Population` (host arrays), in generation order,
+    ready for `aht_bench.policies.io.save_population`. `seed=None` for an unbatched state."""
+    host = jax.device_get(state.buffer)
+    if seed is not None:
+        host = jax.tree.map(lambda x: x[seed], host)
+    count = int(host.count)
+    if count == 0:
+        raise ValueError("the buffer is empty: run at least one iteration first")
+    members = jax.tree.map(lambda x: np.asarray(x[:count]), host.teammates)
+    return Population(networks(config).teammate, members)
+
+
+def ego_params(state: RotateState, seed: int | None = 0) -> Params:
+    """The ego agent's params of one seed (host arrays); the network is `networks(config).ego`."""
+    host = jax.device_get(state.ego)
+    return host if seed is None else jax.tree.map(lambda x: x[seed], host)
+
+
+# -------------------------------------------------------------------------------------- presets
+
+PAPER_TASKS = (
+    "lbf-v1",
+    "overcooked-cramped_room-v1",
+    "overcooked-asymm_advantages-v1",
+    "overcooked-counter_circuit-v1",
+    "overcooked-coord_ring-v1",
+    "overcooked-forced_coord-v1",
+)
+
+# Table rotate_hyperparams, selected (bold) values, per task:
+# (iterations, envs, lambda_1, lambda_2, minibatches,
+#  ego: timesteps/iter, epochs, ent, lr, clip, anneal,
+#  teammate: timesteps/iter, epochs, ent, lr, clip, anneal)
+_PAPER_ROWS = {
+    "lbf-v1": (30, 16, 4, 4, 4, 2e6, 10, 1e-4, 5e-5, 0.1, False, 1e7, 20, 0.01, 1e-4, 0.1, True),
+    "overcooked-cramped_room-v1": (
+        *(30, 16, 4, 4, 8),
+        *(2e6, 10, 1e-3, 5e-5, 0.1, False),
+        *(6e6, 20, 0.01, 1e-4, 0.2, True),
+    ),
+    "overcooked-asymm_advantages-v1": (
+        *(30, 16, 9, 0, 8),
+        *(2e6, 10, 1e-3, 5e-5, 0.1, False),
+        *(6e6, 20, 0.05, 5e-5, 0.5, False),
+    ),
+    "overcooked-counter_circuit-v1": (
+        *(20, 16, 2, 4, 8),
+        *(6e6, 10, 1e-3, 5e-5, 0.1, False),
+        *(1.6e7, 20, 0.05, 1e-3, 0.1, False),
+    ),
+    "overcooked-coord_ring-v1": (
+        *(20, 16, 10, 10, 8),
+        *(6e6, 10, 1e-3, 3e-5, 0.1, False),
+        *(1.6e7, 20, 0.01, 1e-3, 0.5, False),
+    ),
+    "overcooked-forced_coord-v1": (
+        *(20, 16, 3, 4, 8),
+        *(6e6, 5, 1e-4, 1e-5, 0.1, False),
+        *(1.6e7, 20, 0.05, 1e-3, 0.1, False),
+    ),
+}
+
+# Table comedi-tg-hyperparams (alpha, beta): the mixed-play ablation uses "the same
+# hyperparameters as ROTATE and CoMeDi's tuned mixed-play weights" (App. teammate_gen_ablations).
+_PAPER_MIXED_PLAY = {
+    "lbf-v1": (0.6, 1.0),
+    "overcooked-cramped_room-v1": (0.4, 0.7),
+    "overcooked-asymm_advantages-v1": (0.4, 0.4),
+    "overcooked-counter_circuit-v1": (0.1, 0.1),
+    "overcooked-coord_ring-v1": (0.7, 0.4),
+    "overcooked-forced_coord-v1": (0.3, 0.4),
+}
+
+
+def _paper(task_id: str) -> RotateConfig:
+    row = _PAPER_ROWS[task_id]
+    iterations, envs, lambda_1, lambda_2, minibatches = row[:5]
+    e_steps, e_epochs, e_ent, e_lr, e_clip, e_anneal = row[5:11]
+    t_steps, t_epochs, t_ent, t_lr, t_clip, t_anneal = row[11:]
+    alpha, beta = _PAPER_MIXED_PLAY[task_id]
+    return RotateConfig(
+        task_id=task_id,
+        iterations=iterations,
+        teammate_timesteps=int(t_steps),
+        ego_timesteps=int(e_steps),
+        num_envs=envs,
+        rollout_length=128 if task_id.startswith("lbf") else 400,
+        teammate_ppo=PPOConfig(
+            learning_rate=t_lr,
+            anneal_lr=t_anneal,
+            num_epochs=t_epochs,
+            num_minibatches=minibatches,
+            clip_eps=t_clip,
+            ent_coef=t_ent,
+        ),
+        ego_ppo=PPOConfig(
+            learning_rate=e_lr,
+            anneal_lr=e_anneal,
+            num_epochs=e_epochs,
+            num_minibatches=minibatches,
+            clip_eps=e_clip,
+            ent_coef=e_ent,
+        ),
+        competence_weight_xp=float(lambda_1),
+        competence_weight_sp=float(lambda_2),
+        mixed_play_xp_coef=alpha,
+        mixed_play_coef=beta,
+    )
+
+
+# quick: two CPU cores; see docs/rotate.md for the measured run times and returns.
+_QUICK_PPO = PPOConfig(
+    learning_rate=1e-3, anneal_lr=True, num_epochs=4, num_minibatches=4, clip_eps=0.2, ent_coef=0.01
+)
+_QUICK_EGO_PPO = PPOConfig(
+    learning_rate=5e-4,
+    anneal_lr=False,
+    num_epochs=4,
+    num_minibatches=4,
+    clip_eps=0.2,
+    ent_coef=0.01,
+)
+# task -> (iterations, teammate timesteps / iteration, ego timesteps / iteration); whole
+# updates of 4 x 64 x 128 (teammate) and 64 x 128 (ego) steps
+_QUICK_BUDGET = {
+    "lbf-v1": (4, 128 * 32_768, 128 * 8_192),
+    "overcooked-cramped_room-v1": (4, 64 * 32_768, 64 * 8_192),
+    "overcooked-asymm_advantages-v1": (4, 64 * 32_768, 64 * 8_192),
+    "overcooked-counter_circuit-v1": (4, 64 * 32_768, 64 * 8_192),
+    "overcooked-coord_ring-v1": (4, 64 * 32_768, 64 * 8_192),
+    "overcooked-forced_coord-v1": (4, 64 * 32_768, 64 * 8_192),
+}
+
+
+def _quick(task_id: str) -> RotateConfig:
+    iterations, teammate_steps, ego_steps = _QUICK_BUDGET[task_id]
+    lambda_1, lambda_2 = _PAPER_ROWS[task_id][2:4]
+    if task_id == "lbf-v1":
+        # the top of the paper's grid: with 4 (the paper's) the quick LBF teammates lost
+        # competence over the iterations (SP return 0.20 -> 0.00), with 10 they kept it
+        # (0.17-0.23, then 0.10); the paper finds higher weights better on LBF (RQ3)
+        lambda_1, lambda_2 = 10, 10
+    alpha, beta = _PAPER_MIXED_PLAY[task_id]
+    return RotateConfig(
+        task_id=task_id,
+        iterations=iterations,
+        teammate_timesteps=teammate_steps,
+        ego_timesteps=ego_steps,
+        num_envs=64,
+        rollout_length=128,
+        teammate_ppo=_QUICK_PPO,
+        ego_ppo=_QUICK_EGO_PPO,
+        competence_weight_xp=float(lambda_1),
+        competence_weight_sp=float(lambda_2),
+        mixed_play_xp_coef=alpha,
+        mixed_play_coef=beta,
+    )
+
+
+# The paper's sabotage runs (Sec. 6 RQ2, App. sabotage_game_extended) give no training settings
+# beyond the game itself, three trials and the lambda sweep 0..5; these are ours (see
+# docs/rotate.md), sized to run 3 seeds in minutes on two CPU cores.
+def _sabotage() -> RotateConfig:
+    return RotateConfig(
+        task_id="sabotage-v1",
+        iterations=5,
+        teammate_timesteps=4 * 64 * 8 * 150,
+        ego_timesteps=64 * 8 * 100,
+        num_envs=64,
+        rollout_length=8,
+        teammate_ppo=PPOConfig(
+            learning_rate=1e-3,
+            anneal_lr=True,
+            num_epochs=4,
+            num_minibatches=4,
+            clip_eps=0.2,
+            ent_coef=0.01,
+        ),
+        ego_ppo=PPOConfig(
+            learning_rate=1e-3,
+            anneal_lr=False,
+            num_epochs=4,
+            num_minibatches=4,
+            clip_eps=0.2,
+            ent_coef=0.01,
+        ),
+        # App. sabotage_game_extended: "lambda_1 = 3, lambda_2 = 0 leading to a zero
+        # probability of sabotage"
+        competence_weight_xp=3.0,
+        competence_weight_sp=0.0,
+        teammate_hidden=(64, 64),
+        best_response_hidden=(64, 64),
+        ego_hidden=32,
+    )
+
+
+PRESETS: dict[str, dict[str, RotateConfig]] = {
+    "paper": {t: _paper(t) for t in PAPER_TASKS},
+    "quick": {t: _quick(t) for t in PAPER_TASKS},
+    "sabotage": {"sabotage-v1": _sabotage()},
+}
+"""preset name -> task id -> config."""
+
+
+def preset(name: str, task: str, **overrides: Any) -> RotateConfig:
+    """The `name` ("paper", "quick" or "sabotage") config of ROTATE on `task` (id or alias).
+
+    Keyword `overrides` replace fields (`variant="per_trajectory"`, `iterations=...`); the
+    result is validated like any config.
+    """
+    from aht_bench.envs.registry import resolve
+
+    if name not in PRESETS:
+        close = difflib.get_close_matches(name, list(PRESETS), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise KeyError(f"no ROTATE preset {name!r}.{hint} Known: {', '.join(PRESETS)}")
+    task_id = resolve(task)
+    if task_id not in PRESETS[name]:
+        raise KeyError(
+            f"the {name!r} ROTATE preset has no {task_id!r}; it covers "
+            f"{', '.join(sorted(PRESETS[name]))}"
+        )
+    config = PRESETS[name][task_id]
+    return dataclasses.replace(config, **overrides) if overrides else config
+
+
+# ------------------------------------------------------------------------------ sabotage game
+
+
+class SabotageResult(NamedTuple):
+    """What `sabotage_experiment` returns."""
+
+    p_sabotage: np.ndarray  # (num_seeds, 341) float: the last teammate's P(S) at each state
+    p_actions: np.ndarray  # (num_seeds, 341, 3) float: its P(H), P(T), P(S) at each state
+    own_reach: np.ndarray  # (num_seeds, 341) float: P(the teammate plays its own part of the
+    #   state's history) = product of its probabilities of its past actions (1 at the start)
+    states: EnvState[Any]  # the 341 non-terminal states, in `enumerate_nonterminal_states` order
+    metrics: dict[str, np.ndarray]  # name -> (num_seeds, iterations): the runs' metrics
+    config: RotateConfig  # the config that was run
+
+
+def _sabotage_game(config: RotateConfig) -> RepeatedMatrixGame:
+    env = make_env(config.task_id).env
+    if not isinstance(env, RepeatedMatrixGame) or env.ending_action is None:
+        raise ValueError(f"task_id={config.task_id!r} is not the sabotage game (sabotage-v1)")
+    return env
+
+
+def sabotage_action_probabilities(teammate: Params, config: RotateConfig) -> np.ndarray:
+    """A teammate's action probabilities (params of `networks(config).teammate`, unbatched) at
+    each of the 341 non-terminal states of the sabotage game, seen from its seat: (341, 3)."""
+    env = _sabotage_game(config)
+    states = enumerate_nonterminal_states(env)
+    obs = jax.vmap(env.observe)(states).obs[:, 1 - config.ego_seat]
+    net = networks(config).teammate
+    logits, _, _ = jax.vmap(net.evaluate, in_axes=(None, None, 0))(teammate, (), obs)
+    return np.asarray(jax.nn.softmax(logits))
+
+
+def own_reach_probabilities(p_actions: np.ndarray, config: RotateConfig) -> np.ndarray:
+    """(341,) for each state, the probability that the teammate with action probabilities
+    `p_actions` (341, 3) plays its own actions of the state's history (the partner's actions
+    given): states near 0 are ones its rollouts (almost) never visit, whatever the partner."""
+    env = _sabotage_game(config)
+    history = np.asarray(enumerate_nonterminal_states(env).inner.history)
+    seat = 1 - config.ego_seat
+    index = {tuple(map(tuple, h[h[:, 0] >= 0])): i for i, h in enumerate(history)}
+    reach = np.ones(len(history))
+    for i, h in enumerate(history):
+        played = h[h[:, 0] >= 0]
+        for t in range(len(played)):
+            prefix = index[tuple(map(tuple, played[:t]))]
+            reach[i] *= p_actions[prefix, played[t, seat]]
+    return reach
+
+
+def sabotage_summary(
+    result: SabotageResult, low: float = 0.05, high: float = 0.9, reached: float = 0.01
+) -> dict[str, np.ndarray]:
+    """Per seed (num_seeds,): the fraction of the 341 states with P(S) < `low` and > `high`,
+    and the same over the states the teammate itself reaches with probability >= `reached`."""
+    p, on = result.p_sabotage, result.own_reach >= reached
+    count = np.maximum(on.sum(axis=1), 1)
+    return {
+        "frac_low": (p < low).mean(axis=1),
+        "frac_high": (p > high).mean(axis=1),
+        "mean": p.mean(axis=1),
+        "reached_states": on.sum(axis=1),
+        "reached_frac_low": ((p < low) & on).sum(axis=1) / count,
+        "reached_frac_high": ((p > high) & on).sum(axis=1) / count,
+    }
+
+
+def sabotage_experiment(
+    variant: str = "rotate",
+    seeds: int = 3,
+    competence_weight_xp: float | None = None,
+    competence_weight_sp: float | None = None,
+    competence_weight_p0: float | None = None,
+    key: jax.Array | None = None,
+    **overrides: Any,
+) -> SabotageResult:
+    """Paper Sec. 6 RQ2: train ROTATE (`preset("sabotage", "sabotage")`, `variant`, lambdas
+    where given, other config `overrides`) for `seeds` seeds (vmapped), then read the LAST
+    generated teammate's probability of S at each of the 341 non-terminal states."""
+    fields = {
+        "variant": variant,
+        "competence_weight_xp": competence_weight_xp,
+        "competence_weight_sp": competence_weight_sp,
+        "competence_weight_p0": competence_weight_p0,
+    }
+    fields = {k: v for k, v in fields.items() if v is not None} | overrides
+    config = preset("sabotage", "sabotage-v1", **fields)
+    result = train(jax.random.PRNGKey(0) if key is None else key, config, num_seeds=seeds)
+    last = config.iterations - 1
+    probs = np.stack(
+        [
+            sabotage_action_probabilities(
+                jax.tree.map(lambda x, s=s: x[s, last], result.state.buffer.teammates), config
+            )
+            for s in range(seeds)
+        ]
+    )
+    env = _sabotage_game(config)
+    assert env.ending_action is not None
+    return SabotageResult(
+        p_sabotage=probs[..., env.ending_action],
+        p_actions=probs,
+        own_reach=np.stack([own_reach_probabilities(p, config) for p in probs]),
+        states=enumerate_nonterminal_states(env),
+        metrics=result.metrics,
+        config=config,
+    )

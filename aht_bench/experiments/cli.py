@@ -1,0 +1,173 @@
+"""`aht-bench experiment ...`: the paper's experiments as commands (thin: parse, check, call
+one library function, print).
+
+    from aht_bench.experiments.cli import experiment
+    main.add_command(experiment)          # in aht_bench/cli.py
+
+Exit codes: 0 ok, 1 internal error, 2 usage error (bad option or --set; nothing is run or
+written), 130 Ctrl-C (files already written are whole; the rest are not written).
+
+May import click, the standard library and (inside the commands) aht_bench.experiments.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+from click.core import ParameterSource
+
+if TYPE_CHECKING:
+    from aht_bench.experiments.sabotage import SabotageRun
+
+EXIT_SIGINT = 130
+DEFAULT_WEIGHTS = "0,1,2,3,4,5"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def experiment() -> None:
+    """Run one of the paper's experiments and write its tables and figures."""
+
+
+def _weights(text: str) -> tuple[float, ...]:
+    try:
+        return tuple(float(w) for w in text.split(",") if w.strip())
+    except ValueError:
+        raise click.BadParameter(
+            f"{text!r} is not a comma-separated list of numbers, e.g. {DEFAULT_WEIGHTS}",
+            param_hint="--weights",
+        ) from None
+
+
+@experiment.command(
+    epilog="\b\nExit codes:\n  0  ok\n  1  internal error (a bug in aht-bench)\n"
+    "  2  usage error (bad option or --set; nothing run or written)\n"
+    "130  Ctrl-C (files already written are whole)"
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("results/sabotage"),
+    show_default=True,
+    help="Folder for the CSVs, the summary JSON and the figures (created; files replaced).",
+)
+@click.option(
+    "--seeds",
+    type=click.IntRange(min=1),
+    default=3,
+    show_default=True,
+    help="Trials per method or grid cell (vmapped: one training call each).",
+)
+@click.option(
+    "--sweep",
+    is_flag=True,
+    help="Also sweep the competence weights: lambda_1 x lambda_2 for ROTATE, lambda for "
+    "per-trajectory regret (paper App. sabotage_game_extended; 36 + 6 training calls).",
+)
+@click.option(
+    "--weights",
+    default=DEFAULT_WEIGHTS,
+    show_default=True,
+    metavar="W,W,...",
+    help="The competence weights of --sweep.",
+)
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option(
+    "--set",
+    "overrides",
+    multiple=True,
+    metavar="FIELD=VALUE",
+    help="Override a field of the `sabotage` ROTATE preset for every run, e.g. --set "
+    "iterations=2 --set teammate_ppo.learning_rate=3e-4 (repeatable; not the variant or "
+    "the competence weights).",
+)
+@click.pass_context
+def sabotage(
+    ctx: click.Context,
+    out: Path,
+    seeds: int,
+    sweep: bool,
+    weights: str,
+    no_progress: bool,
+    overrides: tuple[str, ...],
+) -> None:
+    """The sabotage game (paper Sec. 6 RQ2): how often the last generated teammate sabotages.
+
+    \b
+    aht-bench experiment sabotage --out results/sabotage
+    aht-bench experiment sabotage --sweep --weights 0,1,2,3,4,5 --out results/sabotage
+
+    Trains the teammate generator on sabotage-v1 with ROTATE (per-state regret, the
+    `sabotage` preset: lambda_1 = 3, lambda_2 = 0) and with plain per-trajectory regret
+    (lambda = 0), --seeds trials each, and measures the last teammate's P(S) at the 341
+    non-terminal states. Writes sabotage.csv (one row per method x seed x state),
+    sabotage_summary.json and sabotage_hist.png; with --sweep also sabotage_sweep.csv and
+    sabotage_sweep.png (mean P(S) heatmaps). 2.5-4 minutes per training call on two
+    CPU cores. See docs/rotate.md.
+    """
+    from aht_bench.experiments import sabotage as experiment_module
+
+    if not sweep and ctx.get_parameter_source("weights") is not ParameterSource.DEFAULT:
+        raise click.BadParameter("--weights needs --sweep", param_hint="--weights")
+    try:
+        config_overrides = experiment_module.parse_overrides(overrides)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--set") from None
+    try:
+        plan = experiment_module.plan(out, seeds, sweep, _weights(weights), **config_overrides)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
+    start = time.perf_counter()
+    try:
+        result = experiment_module.execute(plan, progress=not no_progress)
+    except KeyboardInterrupt:
+        click.echo(
+            f"interrupted: the files already in {out} are whole; the others were not written",
+            err=True,
+        )
+        raise click.exceptions.Exit(EXIT_SIGINT) from None
+    wall = time.perf_counter() - start
+    click.echo(per_seed_table(result.summary))
+    if sweep:
+        click.echo(sweep_table(result))
+    names = ", ".join(p.name for p in result.files)
+    click.echo(f"wrote {out}/ ({names}) in {wall:.0f}s ({len(plan.cells)} training calls)")
+
+
+def per_seed_table(summary: dict[str, Any]) -> str:
+    """The per-seed table of `sabotage_summary.json`'s contents, as text."""
+    rows = []
+    for method in summary["methods"].values():
+        if method["lambda"] is None:
+            weights = f"lambda_1={method['lambda_1']:g}, lambda_2={method['lambda_2']:g}"
+        else:
+            weights = f"lambda={method['lambda']:g}"
+        for row in method["seeds"]:
+            rows.append((f"{method['label']}, {weights}", row))
+    width = max(len("method"), *(len(name) for name, _ in rows))
+    head = f"{'method':<{width}}  {'seed':>4}  {'P(S)<0.05':>9}  {'P(S)>0.9':>8}  {'mean P(S)':>9}"
+    lines = [head, "-" * len(head)]
+    for name, row in rows:
+        lines.append(
+            f"{name:<{width}}  {row['seed']:>4}  {row['frac_low']:>9.3f}  "
+            f"{row['frac_high']:>8.3f}  {row['mean']:>9.3f}"
+        )
+    return "\n".join(lines)
+
+
+def sweep_table(result: SabotageRun) -> str:
+    """Mean P(S) over states and seeds for each cell of the sweep, as text."""
+    plan = result.plan
+    labels = [f"{w:g}" for w in plan.weights]
+    n = len(labels)
+    means = [float(result.results[c].p_sabotage.mean()) for c in plan.sweep]
+    lines = ["mean P(S), ROTATE (rows lambda_1, columns lambda_2):"]
+    lines.append(" " * 8 + "".join(f"{w:>7}" for w in labels))
+    for i, w1 in enumerate(labels):
+        lines.append(f"{w1:>8}" + "".join(f"{v:>7.2f}" for v in means[i * n : (i + 1) * n]))
+    lines.append("mean P(S), per-trajectory regret (lambda):")
+    lines.append(" " * 8 + "".join(f"{w:>7}" for w in labels))
+    lines.append(" " * 8 + "".join(f"{v:>7.2f}" for v in means[n * n :]))
+    return "\n".join(lines)

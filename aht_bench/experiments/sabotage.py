@@ -1,0 +1,611 @@
+"""The sabotage-game experiment: paper Sec. 6 RQ2 (Fig. `sabotage_example_histogram`) and App.
+`sabotage_game_extended` (Fig. `sabotage_heatmap_mean`).
+
+    sabotage.run(Path("results/sabotage"))                      # 3 seeds, minutes on 2 CPU cores
+    sabotage.run(out, sweep=True, weights=range(6))             # + the competence-weight sweep
+    sabotage.run(out, seeds=2, iterations=1, num_envs=4, ...)   # `RotateConfig` overrides
+
+Trains the teammate generator on `sabotage-v1` (`rotate.sabotage_experiment`, preset
+`sabotage`) with ROTATE's competence-bounded per-state regret at the preset's weights
+(lambda_1 = 3, lambda_2 = 0) and with plain per-trajectory regret (lambda = 0, Eq.
+`traj_regret_obj`: RQ2 compares ROTATE with "per-trajectory regret"; the competence-bounded
+version is the appendix's sweep), `seeds` seeds each (vmapped: one call per method). It reads
+the last generated teammate's action probabilities at each of the 341 non-terminal states and
+writes into `out_dir`:
+
+    sabotage.csv           one row per method x seed x state (`STATE_COLUMNS`)
+    sabotage_summary.json  per method and seed: the `rotate.sabotage_summary` fractions and the
+                           runs' returns per iteration; the configs, overrides and versions
+    sabotage_hist.png      histogram of P(S) over the 341 states, one panel per method
+
+With `sweep=True`, also every (lambda_1, lambda_2) in weights x weights for ROTATE and every
+lambda in weights for per-trajectory regret, one call per cell (seeds vmapped; a cell whose
+config equals one already run is reused):
+
+    sabotage_sweep.csv     one row per cell x seed (`SWEEP_COLUMNS`)
+    sabotage_sweep.png     mean P(S) over lambda_1 x lambda_2 (ROTATE) and over lambda
+
+Every file is written whole (temp file + rename) once its runs are done, the main three before
+the sweep starts: an interrupted run leaves finished files or none, never half a file.
+`plan` checks everything (overrides, weights, seeds, the folder) before any work or writing;
+`execute` runs a plan; `run` is both.
+
+May import jax, numpy, matplotlib, tqdm, the standard library and aht_bench (algorithms, envs,
+training, files).
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import difflib
+import io
+import json
+import math
+import sys
+import time
+import typing
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from aht_bench.algorithms import rotate
+from aht_bench.envs.matrix import sabotage_game
+from aht_bench.files import atomic_write_bytes
+from aht_bench.training.config import PPOConfig
+
+TASK_ID = "sabotage-v1"
+METHODS = ("rotate", "per_trajectory")
+"""The two objectives compared, as `RotateConfig.variant` values."""
+METHOD_LABELS = {"rotate": "ROTATE (per-state regret)", "per_trajectory": "per-trajectory regret"}
+LOW, HIGH, REACHED = 0.05, 0.9, 0.01
+"""Thresholds of `rotate.sabotage_summary`: P(S) < LOW, P(S) > HIGH, own reach >= REACHED."""
+FIXED_FIELDS = (
+    "task_id",
+    "variant",
+    "competence_weight_xp",
+    "competence_weight_sp",
+    "competence_weight_p0",
+)
+"""Config fields the experiment sets itself (the competence weights: `sweep` and `weights`)."""
+PPO_FIELDS = ("teammate_ppo", "ego_ppo")
+"""Config fields overridden field by field (`teammate_ppo.learning_rate=...`)."""
+STATE_COLUMNS = (
+    "method",  # "rotate" or "per_trajectory"
+    "lambda_1",  # competence_weight_xp (rotate; empty for per_trajectory)
+    "lambda_2",  # competence_weight_sp (rotate; empty for per_trajectory)
+    "lambda",  # competence_weight_p0 (per_trajectory; empty for rotate)
+    "seed",  # index of the vmapped seed
+    "state",  # index in `enumerate_nonterminal_states` order
+    "history",  # joint actions so far, seat 0 first: "HT,HH"; "-" at the start
+    "p_H",
+    "p_T",
+    "p_S",  # the last teammate's action probabilities at the state
+    "own_reach",  # P(the teammate plays its own actions of the history)
+)
+SWEEP_COLUMNS = (
+    "cell",  # index of the grid cell: ROTATE's lambda_1-major, then per_trajectory's
+    "method",
+    "lambda_1",
+    "lambda_2",
+    "lambda",
+    "seed",
+    "mean_p_s",  # mean P(S) over the 341 states
+    "frac_low",  # fraction of states with P(S) < LOW
+    "frac_high",  # fraction with P(S) > HIGH
+    "reached_states",  # states the teammate's own actions reach with probability >= REACHED
+    "reached_frac_low",
+    "reached_frac_high",
+    "train_seconds",  # wall time of the cell's training call (all seeds)
+)
+MAIN_FILES = ("sabotage.csv", "sabotage_summary.json", "sabotage_hist.png")
+SWEEP_FILES = ("sabotage_sweep.csv", "sabotage_sweep.png")
+_RETURN_METRICS = ("sp_return", "xp_return", "regret", "ego_return")
+
+
+class Cell(NamedTuple):
+    """One training call: an objective and its whole config (competence weights included)."""
+
+    method: str  # one of METHODS
+    config: rotate.RotateConfig
+
+    @property
+    def weights(self) -> dict[str, float | None]:
+        """lambda_1, lambda_2 (ROTATE) or lambda (per-trajectory); None where not used."""
+        c = self.config
+        rot = self.method == "rotate"
+        return {
+            "lambda_1": c.competence_weight_xp if rot else None,
+            "lambda_2": c.competence_weight_sp if rot else None,
+            "lambda": None if rot else c.competence_weight_p0,
+        }
+
+    @property
+    def name(self) -> str:
+        """E.g. "rotate l1=3 l2=0", "per_trajectory l=0"."""
+        w = self.weights
+        if self.method == "rotate":
+            return f"rotate l1={w['lambda_1']:g} l2={w['lambda_2']:g}"
+        return f"per_trajectory l={w['lambda']:g}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """What `execute` runs: checked by `plan`, nothing run or written yet."""
+
+    out_dir: Path
+    seeds: int
+    main: tuple[Cell, ...]  # ROTATE at the preset's weights, per-trajectory regret at 0
+    sweep: tuple[Cell, ...]  # empty unless sweeping: ROTATE's grid, then per_trajectory's row
+    weights: tuple[float, ...]  # the sweep's competence weights (empty unless sweeping)
+    overrides: Mapping[str, Any]  # RotateConfig field -> value, applied to every cell
+
+    @property
+    def cells(self) -> tuple[Cell, ...]:
+        """Every distinct training call, main ones first."""
+        return tuple(dict.fromkeys(self.main + self.sweep))
+
+
+class SabotageRun(NamedTuple):
+    """What `execute` returns."""
+
+    plan: Plan
+    results: dict[Cell, rotate.SabotageResult]  # per cell run (main and sweep)
+    train_seconds: dict[Cell, float]  # wall time of each cell's training call
+    summary: dict[str, Any]  # the contents of sabotage_summary.json
+    files: tuple[Path, ...]  # the files written
+
+
+# ------------------------------------------------------------------------------------ overrides
+
+
+def _close_hint(name: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _coerce(owner: type, name: str, field: str, value: str) -> Any:
+    kind = typing.get_type_hints(owner)[field]
+    try:
+        if kind is bool:
+            if value.lower() in ("true", "1", "yes", "on"):
+                return True
+            if value.lower() in ("false", "0", "no", "off"):
+                return False
+            raise ValueError("use true or false")
+        if kind is int:
+            as_float = float(value)  # accepts 1e6
+            if not as_float.is_integer():
+                raise ValueError("use a whole number")
+            return int(as_float)
+        if kind is float:
+            return float(value)
+        if kind is str:
+            return value
+        if typing.get_origin(kind) is tuple:
+            return tuple(int(v) for v in value.split(",") if v.strip())
+    except ValueError as e:
+        raise ValueError(f"override {name}={value!r} is invalid: {e}") from None
+    raise ValueError(f"override {name}={value!r}: fields of type {kind} cannot be overridden")
+
+
+def _overridable() -> list[str]:
+    names = [f.name for f in dataclasses.fields(rotate.RotateConfig)]
+    return [n for n in names if n not in FIXED_FIELDS]
+
+
+def _check_field(name: str) -> None:
+    if name in FIXED_FIELDS:
+        raise ValueError(
+            f"override {name!r} is set by the experiment (ROTATE at the preset's weights, "
+            "per-trajectory regret at 0); sweep the competence weights with --sweep --weights"
+        )
+    known = _overridable()
+    if name not in known:
+        raise ValueError(
+            f"unknown override {name!r}{_close_hint(name, known)}; fields: "
+            f"{', '.join(known)} (PPO fields as teammate_ppo.<field>, ego_ppo.<field>)"
+        )
+
+
+def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
+    """`FIELD=VALUE` strings (as typed after `--set`) -> `RotateConfig` field -> value.
+
+    PPO hyperparameters are set one at a time, `teammate_ppo.num_epochs=1`, on top of the
+    `sabotage` preset's. Raises ValueError naming the bad item (unknown or fixed field, bad
+    value); the values themselves are checked by `plan`.
+    """
+    base = rotate.preset("sabotage", TASK_ID)
+    top: dict[str, Any] = {}
+    ppo: dict[str, dict[str, Any]] = {head: {} for head in PPO_FIELDS}
+    ppo_fields = [f.name for f in dataclasses.fields(PPOConfig)]
+    for item in items:
+        name, sep, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name:
+            raise ValueError(f"{item!r} is not FIELD=VALUE")
+        head, dot, field = name.partition(".")
+        if dot:
+            if head not in PPO_FIELDS:
+                raise ValueError(
+                    f"unknown override {name!r}: only {' and '.join(PPO_FIELDS)} have subfields"
+                )
+            if field not in ppo_fields:
+                raise ValueError(
+                    f"unknown override {name!r}{_close_hint(field, ppo_fields)}; PPO fields: "
+                    f"{', '.join(ppo_fields)}"
+                )
+            ppo[head][field] = _coerce(PPOConfig, name, field, value)
+        else:
+            _check_field(name)
+            if name in PPO_FIELDS:
+                raise ValueError(f"override {name!r} takes subfields: {name}.<field>=VALUE")
+            top[name] = _coerce(rotate.RotateConfig, name, name, value)
+    for head, fields in ppo.items():
+        if fields:
+            top[head] = dataclasses.replace(getattr(base, head), **fields)
+    return top
+
+
+# ----------------------------------------------------------------------------------------- plan
+
+
+def _weights(values: Iterable[float]) -> tuple[float, ...]:
+    out = tuple(float(w) for w in values)
+    if not out:
+        raise ValueError("weights is empty: give at least one competence weight, e.g. 0,1,2")
+    bad = [w for w in out if not math.isfinite(w) or w < 0]
+    if bad:
+        raise ValueError(f"weights {bad} are invalid: competence weights are finite and >= 0")
+    if len(set(out)) != len(out):
+        raise ValueError(f"weights {list(out)} repeat a value: give each weight once")
+    return out
+
+
+def _cell(method: str, overrides: Mapping[str, Any], **weights: float) -> Cell:
+    config = rotate.preset("sabotage", TASK_ID, variant=method, **weights, **overrides)
+    return Cell(method, config)
+
+
+def plan(
+    out_dir: Path | str,
+    seeds: int = 3,
+    sweep: bool = False,
+    weights: Iterable[float] = range(6),
+    **config_overrides: Any,
+) -> Plan:
+    """Check everything and build every cell's config; run nothing, write nothing.
+
+    `config_overrides`: `RotateConfig` fields (not `FIXED_FIELDS`) applied to every cell, e.g.
+    `iterations=1`. Raises ValueError naming the bad argument.
+    """
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"out_dir {out} is a file; give a folder (new or existing)")
+    if isinstance(seeds, bool) or not isinstance(seeds, int | np.integer) or seeds < 1:
+        raise ValueError(f"seeds={seeds!r} is invalid: use a whole number >= 1")
+    for name in config_overrides:
+        _check_field(name)
+    overrides = dict(config_overrides)
+    try:
+        rotate_main = _cell("rotate", overrides)  # the preset's lambda_1, lambda_2
+        main = (rotate_main, _cell("per_trajectory", overrides, competence_weight_p0=0.0))
+        grid: tuple[Cell, ...] = ()
+        sweep_weights: tuple[float, ...] = ()
+        if sweep:
+            sweep_weights = _weights(weights)
+            grid = tuple(
+                _cell("rotate", overrides, competence_weight_xp=w1, competence_weight_sp=w2)
+                for w1 in sweep_weights
+                for w2 in sweep_weights
+            ) + tuple(
+                _cell("per_trajectory", overrides, competence_weight_p0=w) for w in sweep_weights
+            )
+    except TypeError as e:  # a wrongly typed override value reaching the config's checks
+        raise ValueError(f"an override has the wrong type: {e}") from None
+    return Plan(out, int(seeds), main, grid, sweep_weights, overrides)
+
+
+# ------------------------------------------------------------------------------------- execute
+
+
+def _train(cell: Cell, seeds: int, overrides: Mapping[str, Any]) -> rotate.SabotageResult:
+    c = cell.config
+    result = rotate.sabotage_experiment(
+        c.variant,
+        seeds,
+        c.competence_weight_xp,
+        c.competence_weight_sp,
+        c.competence_weight_p0,
+        **overrides,
+    )
+    if result.config != c:
+        raise RuntimeError(f"{cell.name}: sabotage_experiment ran {result.config}, not {c}")
+    return result
+
+
+def histories(result: rotate.SabotageResult) -> list[str]:
+    """Each state's history as text, seat 0's action first at each step: "HT,HH"; "-" = start."""
+    names = sabotage_game().action_names
+    out = []
+    for h in np.asarray(result.states.inner.history):
+        played = h[h[:, 0] >= 0]
+        out.append(",".join(names[a] + names[b] for a, b in played) or "-")
+    return out
+
+
+def _summary_rows(result: rotate.SabotageResult) -> list[dict[str, Any]]:
+    s = rotate.sabotage_summary(result, low=LOW, high=HIGH, reached=REACHED)
+    rows = []
+    for seed in range(result.p_sabotage.shape[0]):
+        row: dict[str, Any] = {"seed": seed}
+        for k, v in s.items():
+            row[k] = int(v[seed]) if k == "reached_states" else float(v[seed])
+        rows.append(row)
+    return rows
+
+
+def _jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray | np.generic):
+        return value.tolist()
+    return value
+
+
+def _csv_bytes(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> bytes:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows(rows)
+    return buf.getvalue().encode()
+
+
+def _versions() -> dict[str, str]:
+    import jax
+
+    from aht_bench import __version__
+
+    return {"aht_bench": __version__, "jax": jax.__version__, "numpy": np.__version__}
+
+
+def _write_main(run: SabotageRun) -> list[Path]:
+    p = run.plan
+    rows = []
+    for cell in p.main:
+        r = run.results[cell]
+        w = cell.weights
+        text = histories(r)
+        for seed in range(p.seeds):
+            for i, h in enumerate(text):
+                probs = r.p_actions[seed, i]
+                rows.append(
+                    (cell.method, w["lambda_1"], w["lambda_2"], w["lambda"], seed, i, h)
+                    + tuple(float(x) for x in probs)
+                    + (float(r.own_reach[seed, i]),)
+                )
+    paths = [p.out_dir / name for name in MAIN_FILES]
+    atomic_write_bytes(paths[0], _csv_bytes(STATE_COLUMNS, rows))
+    atomic_write_bytes(paths[1], (json.dumps(run.summary, indent=2) + "\n").encode())
+    plot_histogram(
+        {cell.method: run.results[cell].p_sabotage for cell in p.main},
+        {cell.method: f"{METHOD_LABELS[cell.method]}, {_weight_text(cell)}" for cell in p.main},
+        paths[2],
+    )
+    return paths
+
+
+def _weight_text(cell: Cell) -> str:
+    w = cell.weights
+    if cell.method == "rotate":
+        return f"$\\lambda_1$={w['lambda_1']:g}, $\\lambda_2$={w['lambda_2']:g}"
+    return f"$\\lambda$={w['lambda']:g}"
+
+
+def _summary(
+    plan: Plan, results: Mapping[Cell, rotate.SabotageResult], seconds: Mapping[Cell, float]
+) -> dict[str, Any]:
+    methods = {}
+    for cell in plan.main:
+        r = results[cell]
+        per_seed = _summary_rows(r)
+        for row in per_seed:
+            for k in _RETURN_METRICS:
+                if k in r.metrics:
+                    row[k] = np.asarray(r.metrics[k])[row["seed"]].tolist()
+        methods[cell.method] = {
+            "label": METHOD_LABELS[cell.method],
+            **cell.weights,
+            "train_seconds": round(seconds[cell], 1),
+            "seeds": per_seed,
+            "config": _jsonable(cell.config),
+        }
+    return {
+        "experiment": "sabotage",
+        "paper": "ROTATE Sec. 6 RQ2, Fig. sabotage_example_histogram",
+        "versions": _versions(),
+        "num_seeds": plan.seeds,
+        "key": "jax.random.PRNGKey(0) (rotate.sabotage_experiment's default), split over seeds",
+        "thresholds": {"low": LOW, "high": HIGH, "reached": REACHED},
+        "overrides": _jsonable(plan.overrides),
+        "sweep_weights": list(plan.weights),
+        "methods": methods,
+    }
+
+
+def _write_sweep(run: SabotageRun) -> list[Path]:
+    p = run.plan
+    rows = []
+    for index, cell in enumerate(p.sweep):
+        w = cell.weights
+        for row in _summary_rows(run.results[cell]):
+            rows.append(
+                (index, cell.method, w["lambda_1"], w["lambda_2"], w["lambda"], row["seed"])
+                + tuple(row[k] for k in ("mean", "frac_low", "frac_high", "reached_states"))
+                + (row["reached_frac_low"], row["reached_frac_high"])
+                + (round(run.train_seconds[cell], 1),)
+            )
+    paths = [p.out_dir / name for name in SWEEP_FILES]
+    atomic_write_bytes(paths[0], _csv_bytes(SWEEP_COLUMNS, rows))
+    n = len(p.weights)
+    means = np.array([run.results[c].p_sabotage.mean() for c in p.sweep])
+    plot_sweep(p.weights, means[: n * n].reshape(n, n), means[n * n :], p.seeds, paths[1])
+    return paths
+
+
+def execute(plan: Plan, progress: bool = True) -> SabotageRun:
+    """Run `plan`'s cells (a progress bar over them on stderr) and write its files."""
+    from tqdm import tqdm
+
+    results: dict[Cell, rotate.SabotageResult] = {}
+    seconds: dict[Cell, float] = {}
+    files: list[Path] = []
+    run = SabotageRun(plan, results, seconds, {}, ())
+    bar = tqdm(
+        total=len(plan.cells),
+        unit="run",
+        disable=not progress,
+        file=sys.stderr,
+        dynamic_ncols=True,
+    )
+    with bar:
+        for cell in plan.cells:
+            bar.set_postfix_str(f"{cell.name}, {plan.seeds} seeds")
+            start = time.perf_counter()
+            results[cell] = _train(cell, plan.seeds, plan.overrides)
+            seconds[cell] = time.perf_counter() - start
+            bar.update()
+            if not files and all(c in results for c in plan.main):
+                run = run._replace(summary=_summary(plan, results, seconds))
+                files += _write_main(run)
+    if plan.sweep:
+        files += _write_sweep(run)
+    return run._replace(files=tuple(files))
+
+
+def run(
+    out_dir: Path | str,
+    seeds: int = 3,
+    sweep: bool = False,
+    weights: Iterable[float] = range(6),
+    progress: bool = True,
+    **config_overrides: Any,
+) -> SabotageRun:
+    """`plan` then `execute`: train, measure and write the files into `out_dir` (module
+    docstring). ValueError (before any work) for bad arguments."""
+    return execute(plan(out_dir, seeds, sweep, weights, **config_overrides), progress)
+
+
+# ------------------------------------------------------------------------------------- figures
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig: Any, path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+_COLORS = {"rotate": "#4c72b0", "per_trajectory": "#c44e52"}
+
+
+def plot_histogram(
+    p_sabotage: Mapping[str, np.ndarray], titles: Mapping[str, str], path: Path
+) -> None:
+    """One panel per method: P(S) over the states, (seeds, states) arrays; bars = the mean
+    count per seed, outlines = each seed."""
+    plt = _pyplot()
+    bins = np.linspace(0.0, 1.0, 21)
+    fig, axes = plt.subplots(
+        1, len(p_sabotage), figsize=(5.0 * len(p_sabotage), 3.9), sharey=True, squeeze=False
+    )
+    styles = ("-", "--", ":", "-.")
+    for ax, (method, p) in zip(axes[0], p_sabotage.items(), strict=True):
+        color = _COLORS.get(method, "#555555")
+        pooled, _ = np.histogram(p.ravel(), bins)
+        ax.bar(
+            bins[:-1],
+            pooled / len(p),
+            width=np.diff(bins),
+            align="edge",
+            color=color,
+            alpha=0.45,
+            label=f"mean of {len(p)} seeds",
+        )
+        for seed, ps in enumerate(p):
+            counts, _ = np.histogram(ps, bins)
+            ax.stairs(counts, bins, color=color, lw=1.1, ls=styles[seed % 4], label=f"seed {seed}")
+        high = ", ".join(f"{x:.2f}" for x in (p > HIGH).mean(axis=1))
+        low = ", ".join(f"{x:.2f}" for x in (p < LOW).mean(axis=1))
+        ax.set_title(
+            f"{titles[method]}\nper seed: P(S) > {HIGH:g} at {high}; < {LOW:g} at {low}",
+            fontsize=8.5,
+        )
+        ax.set_xlim(0.0, 1.0)
+        ax.set_xlabel("P(S) of the last generated teammate")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="upper center")
+    states = next(iter(p_sabotage.values())).shape[1]
+    axes[0, 0].set_ylabel(f"states (of {states})")
+    fig.suptitle("Sabotage game: probability of the sabotage action at every non-terminal state")
+    fig.tight_layout()
+    _save(fig, path)
+
+
+def plot_sweep(
+    weights: Sequence[float],
+    rotate_means: np.ndarray,
+    per_trajectory_means: np.ndarray,
+    seeds: int,
+    path: Path,
+) -> None:
+    """Mean P(S) heatmaps: `rotate_means[i, j]` at lambda_1 = weights[i], lambda_2 =
+    weights[j]; `per_trajectory_means[k]` at lambda = weights[k]."""
+    plt = _pyplot()
+    n = len(weights)
+    labels = [f"{w:g}" for w in weights]
+    fig, (left, right) = plt.subplots(
+        1, 2, figsize=(max(8.0, 2.6 + 1.1 * n), max(3.8, 1.2 + 0.55 * n)), layout="constrained"
+    )
+    style = {"cmap": "Reds", "vmin": 0.0, "vmax": 1.0}
+
+    def annotate(ax: Any, grid: np.ndarray) -> None:
+        for (row, col), v in np.ndenumerate(grid):
+            color = "white" if v > 0.6 else "black"
+            ax.text(col, row, f"{v:.2f}", ha="center", va="center", fontsize=8, color=color)
+
+    grid = rotate_means.T  # rows: lambda_2, columns: lambda_1
+    image = left.imshow(grid, origin="lower", **style)
+    annotate(left, grid)
+    left.set_xticks(range(n), labels)
+    left.set_yticks(range(n), labels)
+    left.set_xlabel("$\\lambda_1$ (competence from XP states)")
+    left.set_ylabel("$\\lambda_2$ (competence from SP states)")
+    left.set_title("ROTATE, per-state regret", fontsize=10)
+    row = per_trajectory_means[None, :]
+    right.imshow(row, origin="lower", **style)
+    annotate(right, row)
+    right.set_xticks(range(n), labels)
+    right.set_yticks([])
+    right.set_xlabel("$\\lambda$ (competence from $p_0$)")
+    right.set_title("per-trajectory regret", fontsize=10)
+    fig.colorbar(image, ax=[left, right], shrink=0.8, label="mean P(S) (states, seeds)")
+    fig.suptitle(f"Sabotage game: mean P(S) of the last teammate at the 341 states ({seeds} seeds)")
+    _save(fig, path)

@@ -1,0 +1,326 @@
+"""`aht-bench experiment sabotage` (aht_bench/experiments): files, their agreement, the sweep
+grid and the usage errors.
+
+The real-run fixture trains both objectives once with a tiny config (1 iteration, 4 envs, small
+networks, a large learning rate so the probabilities move away from 1/3) in a subprocess with
+XLA's backend optimisation off, which halves the compile time that dominates it (about a minute
+on two cores). The sweep's grid logic is checked with a stand-in for the training call (fast);
+the real tiny sweep is `slow`.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from PIL import Image
+
+from aht_bench.algorithms import rotate
+from aht_bench.envs.matrix import enumerate_nonterminal_states, sabotage_game
+from aht_bench.experiments import sabotage
+from aht_bench.experiments.cli import experiment
+
+SEEDS = 2
+TINY = (
+    "iterations=1",
+    "num_envs=4",
+    "rollout_length=5",
+    "teammate_timesteps=1600",  # 20 ROTATE updates (4 x 4 x 5 steps each), 40 per-trajectory
+    "ego_timesteps=20",
+    "teammate_hidden=8",
+    "best_response_hidden=8",
+    "ego_hidden=8",
+    "teammate_ppo.num_epochs=1",
+    "teammate_ppo.num_minibatches=1",
+    "teammate_ppo.learning_rate=0.05",
+    "teammate_ppo.ent_coef=0",
+    "ego_ppo.num_epochs=1",
+    "ego_ppo.num_minibatches=1",
+)
+SET_ARGS = [a for item in TINY for a in ("--set", item)]
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _cli_subprocess(args: list[str]) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, XLA_FLAGS="--xla_backend_optimization_level=0", JAX_PLATFORMS="cpu")
+    code = (
+        "import sys; from aht_bench.experiments.cli import experiment; "
+        "experiment(sys.argv[1:], prog_name='aht-bench experiment')"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=900
+    )
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _assert_png(path: Path) -> None:
+    assert path.read_bytes()[:8] == PNG_SIGNATURE
+    with Image.open(path) as image:
+        image.verify()
+    with Image.open(path) as image:
+        assert image.size[0] > 400 and image.size[1] > 200
+
+
+@pytest.fixture(scope="module")
+def real_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("sabotage") / "results"
+    done = _cli_subprocess(["sabotage", "--out", str(out), "--seeds", str(SEEDS), *SET_ARGS])
+    assert done.returncode == 0, done.stderr[-3000:]
+    return out, done.stdout
+
+
+def test_csv_has_every_method_seed_and_state_with_probabilities_summing_to_one(real_run):
+    out, _ = real_run
+    rows = _read_csv(out / "sabotage.csv")
+    assert tuple(rows[0]) == sabotage.STATE_COLUMNS
+    assert len(rows) == 2 * SEEDS * 341
+    assert Counter((r["method"], r["seed"]) for r in rows) == {
+        (m, str(s)): 341 for m in ("rotate", "per_trajectory") for s in range(SEEDS)
+    }
+    p = np.array([[float(r[k]) for k in ("p_H", "p_T", "p_S")] for r in rows])
+    assert np.all((p >= 0) & (p <= 1))
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-5)
+    # the weights: ROTATE at the preset's (3, 0), per-trajectory regret at 0 (the paper's RQ2)
+    weights = {(r["method"], r["lambda_1"], r["lambda_2"], r["lambda"]) for r in rows}
+    assert weights == {("rotate", "3.0", "0.0", ""), ("per_trajectory", "", "", "0.0")}
+    # histories: all {H,T}^2 sequences of 0..4 steps once each, in the enumeration's order
+    # (1 + 4 + 16 + 64 + 256 = 341); the start has own-reach 1, and own-reach is the product
+    # of the teammate's (seat 1's) probabilities along its own past actions
+    one = [r for r in rows if r["method"] == "rotate" and r["seed"] == "0"]
+    history = [r["history"] for r in one]
+    assert history[:6] == ["-", "HH", "HT", "TH", "TT", "HH,HH"]
+    assert len(set(history)) == 341
+    assert Counter(0 if h == "-" else h.count(",") + 1 for h in history) == {
+        0: 1,
+        1: 4,
+        2: 16,
+        3: 64,
+        4: 256,
+    }
+    index = {h: i for i, h in enumerate(history)}
+    p_by_name = {"H": "p_H", "T": "p_T"}
+    for i in (0, 7, 100, 340):
+        steps = [] if history[i] == "-" else history[i].split(",")
+        expected = 1.0
+        for t, step in enumerate(steps):
+            prefix = ",".join(steps[:t]) or "-"
+            expected *= float(one[index[prefix]][p_by_name[step[1]]])
+        assert float(one[i]["own_reach"]) == pytest.approx(expected, rel=1e-6)
+
+
+def test_summary_json_matches_the_csv(real_run):
+    out, _ = real_run
+    rows = _read_csv(out / "sabotage.csv")
+    summary = json.loads((out / "sabotage_summary.json").read_text())
+    assert summary["versions"]["aht_bench"] == "0.1.0"
+    assert summary["num_seeds"] == SEEDS
+    assert set(summary["methods"]) == {"rotate", "per_trajectory"}
+    means = []
+    for method, entry in summary["methods"].items():
+        assert entry["config"]["variant"] == method
+        assert entry["config"]["iterations"] == 1
+        assert entry["config"]["teammate_ppo"]["learning_rate"] == 0.05
+        assert [s["seed"] for s in entry["seeds"]] == list(range(SEEDS))
+        for seed_entry in entry["seeds"]:
+            mine = [
+                r for r in rows if r["method"] == method and r["seed"] == str(seed_entry["seed"])
+            ]
+            # float32 as the library holds them, so the thresholds compare the same way
+            p_s = np.array([float(r["p_S"]) for r in mine], dtype=np.float32)
+            on = np.array([float(r["own_reach"]) for r in mine]) >= 0.01
+            assert seed_entry["frac_low"] == pytest.approx(np.mean(p_s < 0.05), abs=1e-12)
+            assert seed_entry["frac_high"] == pytest.approx(np.mean(p_s > 0.9), abs=1e-12)
+            assert seed_entry["mean"] == pytest.approx(float(p_s.mean()), rel=1e-5)
+            assert seed_entry["reached_states"] == int(on.sum())
+            assert seed_entry["reached_frac_low"] == pytest.approx(
+                np.sum((p_s < 0.05) & on) / max(on.sum(), 1), abs=1e-12
+            )
+            assert len(seed_entry["xp_return"]) == 1  # one iteration
+            means.append(seed_entry["mean"])
+    # the tiny runs trained: not every teammate still plays 1/3 everywhere
+    assert max(abs(m - 1 / 3) for m in means) > 0.05
+
+
+def test_histogram_png_and_printed_table(real_run):
+    out, stdout = real_run
+    _assert_png(out / "sabotage_hist.png")
+    assert sorted(p.name for p in out.iterdir()) == sorted(sabotage.MAIN_FILES)
+    summary = json.loads((out / "sabotage_summary.json").read_text())
+    lines = stdout.splitlines()
+    for entry in summary["methods"].values():
+        for s in entry["seeds"]:
+            numbers = f"{s['seed']:>4}  {s['frac_low']:>9.3f}  {s['frac_high']:>8.3f}"
+            assert any(line.startswith(entry["label"]) and numbers in line for line in lines)
+
+
+# ---------------------------------------------------------------------------- sweep (stand-in)
+
+
+@pytest.fixture
+def fake_training(monkeypatch):
+    """Replaces the training call: random action probabilities (fixed per config), the real
+    states and own-reach computation. Records each call's arguments."""
+    calls = []
+    game = sabotage_game()
+    states = enumerate_nonterminal_states(game)
+
+    def fake(
+        variant,
+        seeds,
+        competence_weight_xp,
+        competence_weight_sp,
+        competence_weight_p0,
+        **overrides,
+    ):
+        calls.append((variant, competence_weight_xp, competence_weight_sp, competence_weight_p0))
+        config = rotate.preset(
+            "sabotage",
+            "sabotage-v1",
+            variant=variant,
+            competence_weight_xp=competence_weight_xp,
+            competence_weight_sp=competence_weight_sp,
+            competence_weight_p0=competence_weight_p0,
+            **overrides,
+        )
+        rng = np.random.default_rng(abs(hash(config)) % 2**32)
+        probs = rng.dirichlet([0.3, 0.3, 0.3], size=(seeds, 341)).astype(np.float32)
+        return rotate.SabotageResult(
+            p_sabotage=probs[..., 2],
+            p_actions=probs,
+            own_reach=np.stack([rotate.own_reach_probabilities(p, config) for p in probs]),
+            states=states,
+            metrics={"xp_return": np.zeros((seeds, config.iterations))},
+            config=config,
+        )
+
+    monkeypatch.setattr(rotate, "sabotage_experiment", fake)
+    return calls
+
+
+def test_sweep_trains_every_cell_once_and_writes_the_grid(tmp_path, fake_training):
+    out = tmp_path / "sweep"
+    args = ["--seeds", "3", "--sweep", "--weights", "0,1", "--no-progress"]
+    result = CliRunner().invoke(experiment, ["sabotage", "--out", str(out), *args])
+    assert result.exit_code == 0, result.output
+    # main: ROTATE (3, 0), per-trajectory 0; sweep: the 4 ROTATE cells and per-trajectory 1
+    # (per-trajectory 0 is the main run's config: reused, not retrained)
+    assert sorted(fake_training) == sorted(
+        [
+            ("rotate", 3.0, 0.0, 0.0),
+            ("per_trajectory", 3.0, 0.0, 0.0),
+            ("rotate", 0.0, 0.0, 0.0),
+            ("rotate", 0.0, 1.0, 0.0),
+            ("rotate", 1.0, 0.0, 0.0),
+            ("rotate", 1.0, 1.0, 0.0),
+            ("per_trajectory", 3.0, 0.0, 1.0),
+        ]
+    )
+    rows = _read_csv(out / "sabotage_sweep.csv")
+    assert tuple(rows[0]) == sabotage.SWEEP_COLUMNS
+    cells = Counter((r["method"], r["lambda_1"], r["lambda_2"], r["lambda"]) for r in rows)
+    assert cells == {
+        ("rotate", "0.0", "0.0", ""): 3,
+        ("rotate", "0.0", "1.0", ""): 3,
+        ("rotate", "1.0", "0.0", ""): 3,
+        ("rotate", "1.0", "1.0", ""): 3,
+        ("per_trajectory", "", "", "0.0"): 3,
+        ("per_trajectory", "", "", "1.0"): 3,
+    }
+    assert sorted({int(r["cell"]) for r in rows}) == list(range(6))
+    # each row's mean P(S) is that cell's seed's mean over the 341 states
+    for r in rows:
+        method = r["method"]
+        if method == "rotate":
+            weights = {
+                "competence_weight_xp": float(r["lambda_1"]),
+                "competence_weight_sp": float(r["lambda_2"]),
+            }
+        else:
+            weights = {"competence_weight_p0": float(r["lambda"])}
+        config = rotate.preset("sabotage", "sabotage-v1", variant=method, **weights)
+        fake = rotate.sabotage_experiment(
+            method,
+            3,
+            config.competence_weight_xp,
+            config.competence_weight_sp,
+            config.competence_weight_p0,
+        )
+        seed = int(r["seed"])
+        assert float(r["mean_p_s"]) == pytest.approx(float(fake.p_sabotage[seed].mean()))
+        assert float(r["frac_high"]) == pytest.approx(float((fake.p_sabotage[seed] > 0.9).mean()))
+    _assert_png(out / "sabotage_sweep.png")
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        sabotage.MAIN_FILES + sabotage.SWEEP_FILES
+    )
+    assert (
+        "mean P(S), ROTATE" in result.output and "per-trajectory regret (lambda)" in result.output
+    )
+
+
+# ------------------------------------------------------------------------------- usage errors
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--set", "nonsense=1"], "nonsense"),
+        (["--set", "iteratons=2"], "did you mean 'iterations'"),
+        (["--set", "iterations=abc"], "iterations"),
+        (["--set", "iterations=0"], "iterations"),
+        (["--set", "teammate_ppo.bogus=1"], "teammate_ppo.bogus"),
+        (["--set", "variant=per_trajectory"], "variant"),
+        (["--set", "competence_weight_xp=1"], "competence_weight_xp"),
+        (["--set", "no_equals_sign"], "FIELD=VALUE"),
+        (["--sweep", "--weights", "0,-1"], "weights"),
+        (["--sweep", "--weights", "0,x"], "--weights"),
+        (["--weights", "0,1"], "--weights needs --sweep"),
+        (["--seeds", "0"], "--seeds"),
+    ],
+)
+def test_bad_input_is_a_usage_error_and_writes_nothing(tmp_path, fake_training, args, message):
+    out = tmp_path / "never"
+    result = CliRunner().invoke(experiment, ["sabotage", "--out", str(out), *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert not out.exists()
+    assert fake_training == []  # nothing trained
+
+
+def test_run_rejects_fixed_and_unknown_fields_before_any_work(tmp_path, fake_training):
+    with pytest.raises(ValueError, match="variant"):
+        sabotage.run(tmp_path / "a", variant="rotate")
+    with pytest.raises(ValueError, match="did you mean 'num_envs'"):
+        sabotage.run(tmp_path / "b", num_env=4)
+    with pytest.raises(ValueError, match="seeds"):
+        sabotage.run(tmp_path / "c", seeds=0)
+    assert fake_training == [] and list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------------------- slow: real
+
+
+@pytest.mark.slow
+def test_real_tiny_sweep(tmp_path):
+    """The whole sweep path with real (tiny) training: 7 training calls, several minutes."""
+    out = tmp_path / "sweep"
+    args = ["--seeds", "2", "--sweep", "--weights", "0,1", "--no-progress", *SET_ARGS]
+    done = _cli_subprocess(["sabotage", "--out", str(out), *args])
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = _read_csv(out / "sabotage_sweep.csv")
+    assert len(rows) == (4 + 2) * 2
+    means = np.array([float(r["mean_p_s"]) for r in rows])
+    assert np.all((means >= 0) & (means <= 1))
+    _assert_png(out / "sabotage_sweep.png")
+    assert len(_read_csv(out / "sabotage.csv")) == 2 * 2 * 341
