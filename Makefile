@@ -26,6 +26,8 @@ install: $(STAMP)
 # by step with 16 episodes per teammate and seat to stay quick; the JAX agent jitted with 64).
 demo: $(STAMP)
 	$(BIN)/aht-bench evaluate agents/examples/random_agent.py --task forced_coord --episodes 16 --out demo/random_agent-forced_coord.json
+	$(BIN)/aht-bench evaluate agents/examples/heuristic_agent.py --task forced_coord --out demo/heuristic_agent-forced_coord.json
+	$(BIN)/aht-bench compare demo/heuristic_agent-forced_coord.json demo/random_agent-forced_coord.json --out demo/compare-forced_coord.png
 	$(BIN)/aht-bench evaluate agents/examples/jax_mlp_agent.py --task lbf --out demo/jax_mlp_agent-lbf.json
 	$(BIN)/aht-bench evaluate agents/examples/scripted_agent.py --task lbf --episodes 16 --out demo/scripted_agent-lbf.json
 	$(BIN)/aht-bench compare demo/jax_mlp_agent-lbf.json demo/scripted_agent-lbf.json --out demo/compare-lbf.png

@@ -118,3 +118,24 @@ def test_sb3_example_trains_exports_and_matches_sb3(tmp_path):
         catch_exceptions=False,
     )
     assert result.exit_code == EXIT_OK, result.output
+
+
+def test_heuristic_example_is_the_jax_path_of_a_builtin_heuristic_on_forced_coord():
+    agent = load_agent_file(EXAMPLES / "heuristic_agent.py", "forced_coord")
+    assert agent.kind == "jax" and agent.jax is not None
+    policy, params = agent.jax
+    assert type(policy).__name__ == "OvercookedHeuristic" and params is None
+    result = CliRunner().invoke(
+        main,
+        [
+            "check-agent",
+            str(EXAMPLES / "heuristic_agent.py"),
+            "--task",
+            "forced_coord",
+            "--teammate",
+            "independent_agent_0.6",
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == EXIT_OK, result.output
+    assert "agent OK: heuristic_agent.py" in result.output
