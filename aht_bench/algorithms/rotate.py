@@ -83,6 +83,7 @@ from aht_bench.envs.wrappers import AutoReset, StoredStates
 from aht_bench.policies.core import Carry, Extras, Params
 from aht_bench.policies.networks import GRUCarry, MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
+from aht_bench.training import presets
 from aht_bench.training.config import EgoConfig, PPOConfig
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.partners import SampledTeammate, TeammatePool
@@ -856,14 +857,7 @@ def ego_params(state: RotateState, seed: int | None = 0) -> Params:
 
 # -------------------------------------------------------------------------------------- presets
 
-PAPER_TASKS = (
-    "lbf-v1",
-    "overcooked-cramped_room-v1",
-    "overcooked-asymm_advantages-v1",
-    "overcooked-counter_circuit-v1",
-    "overcooked-coord_ring-v1",
-    "overcooked-forced_coord-v1",
-)
+PAPER_TASKS = presets.PAPER_TASKS
 
 # Table rotate_hyperparams, selected (bold) values, per task:
 # (iterations, envs, lambda_1, lambda_2, minibatches,

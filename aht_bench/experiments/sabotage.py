@@ -44,7 +44,6 @@ import json
 import math
 import sys
 import time
-import typing
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -54,7 +53,6 @@ import numpy as np
 from aht_bench.algorithms import rotate
 from aht_bench.envs.matrix import sabotage_game
 from aht_bench.files import atomic_write_bytes
-from aht_bench.training.config import PPOConfig
 
 TASK_ID = "sabotage-v1"
 METHODS = ("rotate", "per_trajectory")
@@ -166,31 +164,6 @@ def _close_hint(name: str, known: Iterable[str]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def _coerce(owner: type, name: str, field: str, value: str) -> Any:
-    kind = typing.get_type_hints(owner)[field]
-    try:
-        if kind is bool:
-            if value.lower() in ("true", "1", "yes", "on"):
-                return True
-            if value.lower() in ("false", "0", "no", "off"):
-                return False
-            raise ValueError("use true or false")
-        if kind is int:
-            as_float = float(value)  # accepts 1e6
-            if not as_float.is_integer():
-                raise ValueError("use a whole number")
-            return int(as_float)
-        if kind is float:
-            return float(value)
-        if kind is str:
-            return value
-        if typing.get_origin(kind) is tuple:
-            return tuple(int(v) for v in value.split(",") if v.strip())
-    except ValueError as e:
-        raise ValueError(f"override {name}={value!r} is invalid: {e}") from None
-    raise ValueError(f"override {name}={value!r}: fields of type {kind} cannot be overridden")
-
-
 def _overridable() -> list[str]:
     names = [f.name for f in dataclasses.fields(rotate.RotateConfig)]
     return [n for n in names if n not in FIXED_FIELDS]
@@ -214,39 +187,26 @@ def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
     """`FIELD=VALUE` strings (as typed after `--set`) -> `RotateConfig` field -> value.
 
     PPO hyperparameters are set one at a time, `teammate_ppo.num_epochs=1`, on top of the
-    `sabotage` preset's. Raises ValueError naming the bad item (unknown or fixed field, bad
-    value); the values themselves are checked by `plan`.
+    `sabotage` preset's. Typed and validated as `aht-bench train --set` does
+    (`runs.apply_overrides`); raises ValueError naming the bad item (unknown or fixed field,
+    bad value).
     """
-    base = rotate.preset("sabotage", TASK_ID)
-    top: dict[str, Any] = {}
-    ppo: dict[str, dict[str, Any]] = {head: {} for head in PPO_FIELDS}
-    ppo_fields = [f.name for f in dataclasses.fields(PPOConfig)]
+    from aht_bench.training.runs import apply_overrides
+
+    pairs = []
     for item in items:
         name, sep, value = item.partition("=")
         name, value = name.strip(), value.strip()
         if not sep or not name:
             raise ValueError(f"{item!r} is not FIELD=VALUE")
-        head, dot, field = name.partition(".")
-        if dot:
-            if head not in PPO_FIELDS:
-                raise ValueError(
-                    f"unknown override {name!r}: only {' and '.join(PPO_FIELDS)} have subfields"
-                )
-            if field not in ppo_fields:
-                raise ValueError(
-                    f"unknown override {name!r}{_close_hint(field, ppo_fields)}; PPO fields: "
-                    f"{', '.join(ppo_fields)}"
-                )
-            ppo[head][field] = _coerce(PPOConfig, name, field, value)
-        else:
+        head = name.partition(".")[0]
+        if head in PPO_FIELDS and "." not in name:
+            raise ValueError(f"override {name!r} takes subfields: {name}.<field>=VALUE")
+        if head not in PPO_FIELDS:
             _check_field(name)
-            if name in PPO_FIELDS:
-                raise ValueError(f"override {name!r} takes subfields: {name}.<field>=VALUE")
-            top[name] = _coerce(rotate.RotateConfig, name, name, value)
-    for head, fields in ppo.items():
-        if fields:
-            top[head] = dataclasses.replace(getattr(base, head), **fields)
-    return top
+        pairs.append((name, value))
+    config = apply_overrides(rotate.preset("sabotage", TASK_ID), tuple(pairs))
+    return {head: getattr(config, head) for head in {n.partition(".")[0] for n, _ in pairs}}
 
 
 # ----------------------------------------------------------------------------------------- plan
