@@ -6,10 +6,10 @@
 programmed teammates (`aht_bench.policies.heuristics.make_heuristic`): an "independent" cook
 that does both jobs (onions and plates), choosing from the kitchen's state, and puts an item it
 takes from a pile or pot on a shared counter with probability 0.3 (on forced_coord that is how
-the left seat hands items over; docs/heuristics.md). `params` is None: it has no weights. The evaluator jits
-and vmaps it like any network. It is a competent partner on every classic layout, a useful
-contrast to `random_agent.py`; note that it is a sibling of the development set's member
-`independent_agent_0.6`, so it is NOT an unseen-partner result.
+the left seat hands items over; docs/heuristics.md). `params` is None: it has no weights.
+The evaluator jits and vmaps it like any network. It is a competent partner on every classic
+layout, a useful contrast to `random_agent.py`; note that it is a sibling of the development
+set's member `independent_agent_0.6`, so it is NOT an unseen-partner result.
 """
 
 from aht_bench.policies.heuristics import make_heuristic
