@@ -102,6 +102,7 @@ from aht_bench.training.rollout import (
     episode_stats,
     init_params,
     make_env,
+    reset_rollout,
     rollout,
 )
 
@@ -479,18 +480,6 @@ def init_seeds(key: jax.Array, config: RotateConfig, num_seeds: int = 1) -> Rota
 # ------------------------------------------------------------------------------------- rollouts
 
 
-def _fresh_rollout(env: AutoReset, pairing: Pairing, key: jax.Array, num_envs: int) -> RolloutState:
-    """`num_envs` envs started from `env`'s reset source, fresh carries (traceable; unlike
-    `init_rollout` it takes an env whose reset source holds traced states)."""
-    env_state, timestep = jax.vmap(env.reset)(jax.random.split(key, num_envs))
-    return RolloutState(
-        env_state=env_state,
-        obs=timestep.obs,
-        starts=jnp.ones((num_envs,), bool),
-        carries=tuple(p.init_carry((num_envs,)) for p in pairing.policies),
-    )
-
-
 def _flat_states(states: EnvState[Any] | None) -> EnvState[Any]:
     assert states is not None, "rollout was not run with keep_states=True"
     return jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), states)
@@ -512,7 +501,7 @@ def branch_rollout(
     """
     env = AutoReset(make_env(config.task_id).env, StoredStates(_flat_states(states)))
     key_reset, key_rollout = jax.random.split(key)
-    start = _fresh_rollout(env, pairing, key_reset, config.num_envs)
+    start = reset_rollout(env, pairing, key_reset, config.num_envs)
     _, trajectory = rollout(env, pairing, params, start, key_rollout, config.rollout_length)
     return trajectory
 
@@ -619,12 +608,12 @@ def teammate_phase(
     key, k_sp, k_xp, k_mixed = jax.random.split(key, 4)
     mixed = None
     if config.variant == "mixed_play":
-        mixed = _fresh_rollout(env, pairings.mixed, k_mixed, config.num_envs)
+        mixed = reset_rollout(env, pairings.mixed, k_mixed, config.num_envs)
     start = TeammatePhaseState(
         teammate=LearnerState(teammate, optimizer.init(teammate)),
         best_response=LearnerState(best_response, optimizer.init(best_response)),
-        sp=_fresh_rollout(env, pairings.sp, k_sp, config.num_envs),
-        xp=_fresh_rollout(env, pairings.xp, k_xp, config.num_envs),
+        sp=reset_rollout(env, pairings.sp, k_sp, config.num_envs),
+        xp=reset_rollout(env, pairings.xp, k_xp, config.num_envs),
         mixed=mixed,
         key=key,
     )
@@ -660,7 +649,7 @@ def ego_phase(
     start = FixedPartnerState(
         learner=LearnerState(ego, optimizer.init(ego)),
         teammates=pool,
-        rollout=_fresh_rollout(make_env(config.task_id), pairings.ego, key_envs, config.num_envs),
+        rollout=reset_rollout(make_env(config.task_id), pairings.ego, key_envs, config.num_envs),
         key=key,
         update_step=jnp.zeros((), jnp.int32),
     )

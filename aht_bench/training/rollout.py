@@ -135,8 +135,16 @@ class Trajectory(NamedTuple):
 def init_rollout(env: AutoReset, pairing: Pairing, key: jax.Array, num_envs: int) -> RolloutState:
     """Reset `num_envs` envs from the env's reset source; fresh carries for every role.
 
-    Jitted on its own (env and pairing static), so initialising many seeds compiles it once.
+    Jitted on its own (env and pairing static), so initialising many seeds compiles it once;
+    `reset_rollout` is the same inside other traced code (e.g. with a reset source that holds
+    traced states).
     """
+    return reset_rollout(env, pairing, key, num_envs)
+
+
+def reset_rollout(env: AutoReset, pairing: Pairing, key: jax.Array, num_envs: int) -> RolloutState:
+    """`init_rollout`, not jitted: traceable with any env, including one whose reset source holds
+    traced states (ROTATE's SXP/XSP starts)."""
     if env.num_agents != pairing.num_roles:
         raise ValueError(
             f"{env.task_id} has {env.num_agents} seats but the pairing has "
