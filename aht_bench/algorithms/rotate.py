@@ -989,22 +989,8 @@ def _sabotage() -> RotateConfig:
         ego_timesteps=64 * 8 * 100,
         num_envs=64,
         rollout_length=8,
-        teammate_ppo=PPOConfig(
-            learning_rate=1e-3,
-            anneal_lr=True,
-            num_epochs=4,
-            num_minibatches=4,
-            clip_eps=0.2,
-            ent_coef=0.01,
-        ),
-        ego_ppo=PPOConfig(
-            learning_rate=1e-3,
-            anneal_lr=False,
-            num_epochs=4,
-            num_minibatches=4,
-            clip_eps=0.2,
-            ent_coef=0.01,
-        ),
+        teammate_ppo=_QUICK_PPO,
+        ego_ppo=dataclasses.replace(_QUICK_PPO, anneal_lr=False),
         # App. sabotage_game_extended: "lambda_1 = 3, lambda_2 = 0 leading to a zero
         # probability of sabotage"
         competence_weight_xp=3.0,
