@@ -314,8 +314,13 @@ def _train_spec(
         raise click.UsageError(str(e).strip('"')) from None
 
 
+TRAINABLE = ("ippo", "br", "ego", "rotate", "fcp", "brdiv", "comedi", "paired", "minimax", "cole")
+"""The keys of `aht_bench.algorithms.ALGORITHMS` (listed here so `--help` does not import JAX;
+tests/test_cli.py checks they agree)."""
+
+
 @main.command(epilog=TRAIN_EXIT_CODES_HELP)
-@click.argument("algorithm", type=click.Choice(["ippo", "br", "ego", "rotate"]))
+@click.argument("algorithm", type=click.Choice(TRAINABLE))
 @click.option("--task", "task_id", type=TASK, default=None, help="Task id or alias.")
 @click.option(
     "--preset",

@@ -72,3 +72,10 @@ def test_check_agent_plays_an_agent_file_in_process(tmp_path):
     assert "episode 2 (seed 1): base return" in result.output
     assert "agent OK: first_action.py" in result.output
     assert "check-agent" in CliRunner().invoke(main, ["--help"]).output
+
+
+def test_train_lists_every_registered_algorithm():
+    from aht_bench import cli
+    from aht_bench.algorithms import ALGORITHMS
+
+    assert set(cli.TRAINABLE) == set(ALGORITHMS)

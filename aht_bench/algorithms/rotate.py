@@ -42,6 +42,9 @@ Variants (`RotateConfig.variant`, configuration rather than copies, paper App.
   plays the ego's or the BR's action with probability 1/2 each step (Eq. mixed_play_start), MP
   rollouts of teammate x BR from those states (Eq. mixed_play_data); streams
   (D_SP, 1, +1, BR), (D_XP, alpha, -1, ego), (D_MP, beta, +1, BR); the BR trains on SP + MP.
+- `minimax`: the Minimax Return baseline (`aht_bench.algorithms.minimax`): XP rollouts from p0
+  only and one stream (D_XP, 1, -1) on the teammate's single value head; no SP, no BR (the
+  buffer keeps no best responses).
 
 `branch_weights="per_start_state"` (not the paper's) rescales the SXP/XSP streams so that each
 sampled start state counts once; docs/rotate.md explains why (the sabotage game).
@@ -66,7 +69,6 @@ aht_bench.algorithms only.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -76,6 +78,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from aht_bench.algorithms import fixed_partner
+from aht_bench.algorithms.common import (
+    canonical_task_id,
+    check_choice,
+    check_hidden,
+    check_task_id,
+    lookup_preset,
+    require,
+    stack_seeds,
+)
 from aht_bench.algorithms.fixed_partner import FixedPartnerState
 from aht_bench.envs.core import EnvState
 from aht_bench.envs.matrix import RepeatedMatrixGame, enumerate_nonterminal_states
@@ -106,17 +117,12 @@ from aht_bench.training.rollout import (
     rollout,
 )
 
-VARIANTS = ("rotate", "per_trajectory", "no_buffer", "mixed_play")
+VARIANTS = ("rotate", "per_trajectory", "no_buffer", "mixed_play", "minimax")
 BRANCH_WEIGHTS = ("unit", "per_start_state")
 BR_HEAD = 0
 """The teammate's value head for returns with its best response (`sigma^{-i,BR}`)."""
 EGO_HEAD = 1
 """The teammate's value head for returns with the ego agent (`sigma^{-i,ego}`)."""
-
-
-def _require(ok: bool, field: str, got: Any, fix: str) -> None:
-    if not ok:
-        raise ValueError(f"{field}={got!r} is invalid: {fix}")
 
 
 # --------------------------------------------------------------------------------------- config
@@ -173,31 +179,15 @@ class RotateConfig:
     once next to the `t + 1`-weighted SP/XP terms (see docs/rotate.md, sabotage game)."""
 
     def __post_init__(self) -> None:
-        from aht_bench.envs import registry
-
-        try:
-            registry.resolve(self.task_id)
-        except registry.UnknownTaskError as e:
-            raise ValueError(f"task_id={self.task_id!r} is invalid: {e}") from None
-        if self.variant not in VARIANTS:
-            close = difflib.get_close_matches(self.variant, VARIANTS, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ValueError(f"variant={self.variant!r} is invalid: use one of {VARIANTS}{hint}")
-        _require(
-            self.branch_weights in BRANCH_WEIGHTS,
-            "branch_weights",
-            self.branch_weights,
-            f"use one of {BRANCH_WEIGHTS}",
-        )
-        for name in ("teammate_hidden", "best_response_hidden"):
-            sizes = tuple(int(h) for h in getattr(self, name))
-            object.__setattr__(self, name, sizes)
-            _require(len(sizes) >= 1 and min(sizes) >= 1, name, sizes, "give sizes >= 1")
-        _require(self.iterations >= 1, "iterations", self.iterations, "use at least 1")
-        _require(self.num_envs >= 1, "num_envs", self.num_envs, "use at least 1")
-        _require(self.rollout_length >= 1, "rollout_length", self.rollout_length, "use >= 1")
-        _require(self.ego_hidden >= 1, "ego_hidden", self.ego_hidden, "use a GRU size >= 1")
-        _require(self.ego_seat in (0, 1), "ego_seat", self.ego_seat, "use seat 0 or 1")
+        check_task_id(self.task_id)
+        check_choice("variant", self.variant, VARIANTS)
+        check_choice("branch_weights", self.branch_weights, BRANCH_WEIGHTS)
+        check_hidden(self, "teammate_hidden", "best_response_hidden")
+        require(self.iterations >= 1, "iterations", self.iterations, "use at least 1")
+        require(self.num_envs >= 1, "num_envs", self.num_envs, "use at least 1")
+        require(self.rollout_length >= 1, "rollout_length", self.rollout_length, "use >= 1")
+        require(self.ego_hidden >= 1, "ego_hidden", self.ego_hidden, "use a GRU size >= 1")
+        require(self.ego_seat in (0, 1), "ego_seat", self.ego_seat, "use seat 0 or 1")
         for name in (
             "competence_weight_xp",
             "competence_weight_sp",
@@ -207,15 +197,15 @@ class RotateConfig:
             "shaped_reward_coef",
         ):
             value = getattr(self, name)
-            _require(value >= 0, name, value, "use a value >= 0")
-        _require(
+            require(value >= 0, name, value, "use a value >= 0")
+        require(
             self.teammate_timesteps >= self.teammate_batch_size,
             "teammate_timesteps",
             self.teammate_timesteps,
             f"one teammate update takes {self.rollouts_per_update} rollouts x num_envs x "
             f"rollout_length = {self.teammate_batch_size} timesteps",
         )
-        _require(
+        require(
             self.ego_timesteps >= self.num_envs * self.rollout_length,
             "ego_timesteps",
             self.ego_timesteps,
@@ -223,14 +213,14 @@ class RotateConfig:
             f"{self.num_envs * self.rollout_length} timesteps",
         )
         transitions = self.num_envs * self.rollout_length
-        _require(
+        require(
             transitions % self.teammate_ppo.num_minibatches == 0,
             "teammate_ppo.num_minibatches",
             self.teammate_ppo.num_minibatches,
             f"it must divide the {transitions} transitions (num_envs x rollout_length) of "
             "each teammate stream",
         )
-        _require(
+        require(
             self.num_envs % self.ego_ppo.num_minibatches == 0,
             "ego_ppo.num_minibatches",
             self.ego_ppo.num_minibatches,
@@ -241,15 +231,13 @@ class RotateConfig:
     @property
     def canonical_task_id(self) -> str:
         """The registered id that `task_id` names."""
-        from aht_bench.envs import registry
-
-        return registry.resolve(self.task_id)
+        return canonical_task_id(self.task_id)
 
     @property
     def rollouts_per_update(self) -> int:
         """Rollouts per teammate update: SP, XP, SXP, XSP (or SP, XP, mixed, MP); SP, XP for
-        `per_trajectory`."""
-        return 2 if self.variant == "per_trajectory" else 4
+        `per_trajectory`; XP for `minimax`."""
+        return {"per_trajectory": 2, "minimax": 1}.get(self.variant, 4)
 
     @property
     def teammate_batch_size(self) -> int:
@@ -306,8 +294,11 @@ def teammate_loss_terms(config: RotateConfig) -> tuple[LossTerm, ...]:
     `rotate`/`no_buffer`: L_REG, Eq. regret_pol_loss with the SP and SXP terms collected
     ((1 + lambda_2) and (1 + lambda_1), the paper's own remark); Table regret_loss_terms.
     `per_trajectory`: Eq. traj_regret_obj_lambda from p0. `mixed_play`: Eq. mp_regret_obj
-    with CoMeDi's weights alpha (XP) and beta (MP).
+    with CoMeDi's weights alpha (XP) and beta (MP). `minimax`: minus the ego's return, from p0,
+    on the teammate's only value head.
     """
+    if config.variant == "minimax":
+        return (LossTerm("xp", 1.0, False, -1.0, 0),)
     if config.variant in ("rotate", "no_buffer"):
         branch = config.branch_weights == "per_start_state"
         return (
@@ -330,7 +321,9 @@ def teammate_loss_terms(config: RotateConfig) -> tuple[LossTerm, ...]:
 
 def best_response_loss_terms(config: RotateConfig) -> tuple[LossTerm, ...]:
     """The streams of the best response's loss: L_BR of Eq. br_loss (SP + SXP, unit weights);
-    SP alone for `per_trajectory`, SP + MP for `mixed_play`."""
+    SP alone for `per_trajectory`, SP + MP for `mixed_play`; none for `minimax` (no BR)."""
+    if config.variant == "minimax":
+        return ()
     second = {"per_trajectory": (), "mixed_play": ("mp",)}.get(config.variant, ("sxp",))
     return tuple(LossTerm(d, 1.0, False, 1.0, 0) for d in ("sp", *second))
 
@@ -339,7 +332,7 @@ def best_response_loss_terms(config: RotateConfig) -> tuple[LossTerm, ...]:
 
 
 class Networks(NamedTuple):
-    teammate: MLPActorCritic  # two value heads: BR_HEAD and EGO_HEAD
+    teammate: MLPActorCritic  # two value heads: BR_HEAD and EGO_HEAD (`minimax`: one)
     best_response: MLPActorCritic  # one value head
     ego: RecurrentEgo
 
@@ -355,7 +348,10 @@ def networks(config: RotateConfig) -> Networks:
         )
     return Networks(
         teammate=MLPActorCritic(
-            env.obs_dim, env.num_actions, num_value_heads=2, hidden=config.teammate_hidden
+            env.obs_dim,
+            env.num_actions,
+            num_value_heads=1 if config.variant == "minimax" else 2,
+            hidden=config.teammate_hidden,
         ),
         best_response=MLPActorCritic(
             env.obs_dim, env.num_actions, num_value_heads=1, hidden=config.best_response_hidden
@@ -421,6 +417,7 @@ class TeammateBuffer(NamedTuple):
 
     teammates: Params  # leaves (iterations, ...): teammate params; slot i from iteration i
     best_responses: Params  # leaves (iterations, ...): the best response trained with each
+    #   (None for `minimax`, which has none)
     count: jax.Array  # () int32: filled slots
 
 
@@ -455,7 +452,7 @@ def _empty_buffer(config: RotateConfig) -> TeammateBuffer:
 
     return TeammateBuffer(
         teammates=jax.tree.map(zeros, teammate),
-        best_responses=jax.tree.map(zeros, best_response),
+        best_responses=None if config.variant == "minimax" else jax.tree.map(zeros, best_response),
         count=jnp.zeros((), jnp.int32),
     )
 
@@ -473,8 +470,7 @@ def init(key: jax.Array, config: RotateConfig) -> RotateState:
 
 def init_seeds(key: jax.Array, config: RotateConfig, num_seeds: int = 1) -> RotateState:
     """`init` for seeds `split(key, num_seeds)`, stacked on a leading seed axis."""
-    states = [init(k, config) for k in jax.random.split(key, num_seeds)]
-    return jax.tree.map(lambda *xs: jnp.stack(xs), *states)
+    return stack_seeds(init, key, config, num_seeds)
 
 
 # ------------------------------------------------------------------------------------- rollouts
@@ -534,8 +530,8 @@ class TeammatePhaseState(NamedTuple):
     """The carry of the teammate-generation scan (one seed)."""
 
     teammate: LearnerState  # params (two value heads) and Adam state
-    best_response: LearnerState  # params and Adam state
-    sp: RolloutState  # SP envs (p0 starts), persistent across updates
+    best_response: LearnerState | None  # params and Adam state; None for `minimax`
+    sp: RolloutState | None  # SP envs (p0 starts), persistent across updates; not `minimax`
     xp: RolloutState  # XP envs (p0 starts), persistent across updates
     mixed: RolloutState | None  # mixed-partner envs (p0 starts); `mixed_play` only
     key: jax.Array
@@ -549,6 +545,7 @@ def _teammate_update(
     nets, pairings = networks(config), _pairings(config)
     env = make_env(config.task_id)
     steps = config.rollout_length
+    assert carry.best_response is not None and carry.sp is not None
     tm, br = carry.teammate.params, carry.best_response.params
     key, k_sp, k_xp, k_a, k_b, k_tm, k_br = jax.random.split(carry.key, 7)
     per_state = config.variant in ("rotate", "no_buffer")
@@ -590,15 +587,35 @@ def _teammate_update(
     return next_carry, metrics
 
 
+def _minimax_teammate_update(
+    carry: TeammatePhaseState, ego: Params, config: RotateConfig
+) -> tuple[TeammatePhaseState, dict[str, jax.Array]]:
+    """One update of the `minimax` variant: an XP rollout (teammate x the fixed ego) and one
+    PPO update of the teammate on its loss terms (minus the ego's return); no SP, no BR."""
+    key, k_xp, k_tm = jax.random.split(carry.key, 3)
+    tm = carry.teammate.params
+    env, steps = make_env(config.task_id), config.rollout_length
+    xp_state, xp = rollout(env, _pairings(config).xp, (ego, tm), carry.xp, k_xp, steps)
+    streams = loss_streams(teammate_loss_terms(config), {"xp": (xp, 0)}, config.teammate_ppo)
+    optimizer = make_optimizer(config.teammate_ppo, config.teammate_updates)
+    teammate, tm_metrics = ppo_update(
+        networks(config).teammate, carry.teammate, streams, k_tm, config.teammate_ppo, optimizer
+    )
+    metrics = {f"teammate_{k}": v for k, v in tm_metrics.items()}
+    stats = episode_stats(xp, seat=config.ego_seat)
+    metrics |= {"xp_return": stats["episode_return"], "xp_episodes": stats["episodes"]}
+    return carry._replace(teammate=teammate, xp=xp_state, key=key), metrics
+
+
 def teammate_phase(
     ego: Params,
     teammate: Params,
-    best_response: Params,
+    best_response: Params | None,
     key: jax.Array,
     config: RotateConfig,
-) -> tuple[Params, Params, dict[str, jax.Array]]:
+) -> tuple[Params, Params | None, dict[str, jax.Array]]:
     """Alg. rotate_teamgen_alg for one seed: train `teammate` and `best_response` (fresh
-    params) against the fixed `ego` for `config.teammate_updates` updates.
+    params; None for `minimax`) against the fixed `ego` for `config.teammate_updates` updates.
 
     Returns the trained teammate and BR params and the per-update metrics (leaves (U,)).
     """
@@ -609,18 +626,25 @@ def teammate_phase(
     mixed = None
     if config.variant == "mixed_play":
         mixed = reset_rollout(env, pairings.mixed, k_mixed, config.num_envs)
+    minimax = config.variant == "minimax"
+    learner = None
+    if not minimax:
+        assert best_response is not None, f"variant {config.variant!r} trains a best response"
+        learner = LearnerState(best_response, optimizer.init(best_response))
     start = TeammatePhaseState(
         teammate=LearnerState(teammate, optimizer.init(teammate)),
-        best_response=LearnerState(best_response, optimizer.init(best_response)),
-        sp=reset_rollout(env, pairings.sp, k_sp, config.num_envs),
+        best_response=learner,
+        sp=None if minimax else reset_rollout(env, pairings.sp, k_sp, config.num_envs),
         xp=reset_rollout(env, pairings.xp, k_xp, config.num_envs),
         mixed=mixed,
         key=key,
     )
+    update = _minimax_teammate_update if minimax else _teammate_update
     final, metrics = jax.lax.scan(
-        lambda c, _: _teammate_update(c, ego, config), start, None, length=config.teammate_updates
+        lambda c, _: update(c, ego, config), start, None, length=config.teammate_updates
     )
-    return final.teammate.params, final.best_response.params, metrics
+    best = None if final.best_response is None else final.best_response.params
+    return final.teammate.params, best, metrics
 
 
 # ----------------------------------------------------------------------------------- ego update
@@ -674,7 +698,7 @@ def _tail_return(returns: jax.Array, episodes: jax.Array) -> jax.Array:
     return jnp.where(count > 0, total / jnp.maximum(count, 1.0), jnp.nan)
 
 
-def _summary(metrics: dict[str, jax.Array], prefix: str = "") -> dict[str, jax.Array]:
+def phase_summary(metrics: dict[str, jax.Array], prefix: str = "") -> dict[str, jax.Array]:
     """Per-phase scalars: returns over the last quarter of updates, PPO diagnostics averaged
     over the last quarter."""
     out = {}
@@ -713,8 +737,9 @@ def _teammate_phase_seeds(
             best_responses=jax.tree.map(insert, buf.best_responses, best_response),
             count=buf.count + 1,
         )
-        summary = _summary(metrics)
-        summary["regret"] = summary["sp_return"] - summary["xp_return"]
+        summary = phase_summary(metrics)
+        if "sp_return" in summary:  # every variant but `minimax`
+            summary["regret"] = summary["sp_return"] - summary["xp_return"]
         return state._replace(buffer=buffer), summary
 
     return map_seeds(_one_seed, state, teammate, best_response, key)
@@ -731,7 +756,7 @@ def _ego_phase_seeds(
         if config.reset_ego_critic:
             ego = _with_fresh_critic(ego, fresh_ego)
         ego, metrics = ego_phase(ego, state.buffer, key, config)
-        summary = _summary(metrics, "ego_")
+        summary = phase_summary(metrics, "ego_")
         summary["ego_return"] = summary.pop("ego_episode_return")
         return state._replace(ego=ego, iteration=state.iteration + 1), summary
 
@@ -766,9 +791,10 @@ def iterate(state: RotateState, config: RotateConfig) -> tuple[RotateState, dict
     keys = jax.vmap(lambda k: jax.random.split(k, 6))(state.key)
     # Fresh params are built one seed at a time outside the vmapped phases: a vmapped
     # MLPActorCritic.init never returns on CPU (see training.rollout.init_params).
+    best_response_net = None if config.variant == "minimax" else nets.best_response
     fresh = [
-        [init_params(net, k) for k in keys[:, i]]
-        for i, net in ((1, nets.teammate), (2, nets.best_response), (3, nets.ego))
+        [None if net is None else init_params(net, k) for k in keys[:, i]]
+        for i, net in ((1, nets.teammate), (2, best_response_net), (3, nets.ego))
     ]
     teammate, best_response, fresh_ego = (
         jax.tree.map(lambda *xs: jnp.stack(xs), *params) for params in fresh
@@ -930,17 +956,8 @@ def _paper(task_id: str) -> RotateConfig:
 
 
 # quick: two CPU cores; see docs/rotate.md for the measured run times and returns.
-_QUICK_PPO = PPOConfig(
-    learning_rate=1e-3, anneal_lr=True, num_epochs=4, num_minibatches=4, clip_eps=0.2, ent_coef=0.01
-)
-_QUICK_EGO_PPO = PPOConfig(
-    learning_rate=5e-4,
-    anneal_lr=False,
-    num_epochs=4,
-    num_minibatches=4,
-    clip_eps=0.2,
-    ent_coef=0.01,
-)
+_QUICK_PPO = presets.QUICK_PPO
+_QUICK_EGO_PPO = presets.QUICK_EGO_PPO
 # task -> (iterations, teammate timesteps / iteration, ego timesteps / iteration); whole
 # updates of 4 x 64 x 128 (teammate) and 64 x 128 (ego) steps
 _QUICK_BUDGET = {
@@ -1015,20 +1032,7 @@ def preset(name: str, task: str, **overrides: Any) -> RotateConfig:
     Keyword `overrides` replace fields (`variant="per_trajectory"`, `iterations=...`); the
     result is validated like any config.
     """
-    from aht_bench.envs.registry import resolve
-
-    if name not in PRESETS:
-        close = difflib.get_close_matches(name, list(PRESETS), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise KeyError(f"no ROTATE preset {name!r}.{hint} Known: {', '.join(PRESETS)}")
-    task_id = resolve(task)
-    if task_id not in PRESETS[name]:
-        raise KeyError(
-            f"the {name!r} ROTATE preset has no {task_id!r}; it covers "
-            f"{', '.join(sorted(PRESETS[name]))}"
-        )
-    config = PRESETS[name][task_id]
-    return dataclasses.replace(config, **overrides) if overrides else config
+    return lookup_preset("ROTATE", PRESETS, name, task, **overrides)
 
 
 # ------------------------------------------------------------------------------ sabotage game

@@ -76,6 +76,17 @@ RECIPES: dict[str, DevRecipe] = {
         extra_partners=("independent_agent_0.3", "independent_agent_0.9"),
         br_timesteps=1_000_000,
     ),
+    "overcooked-cramped_room-v1": DevRecipe(
+        "overcooked-cramped_room-v1",
+        # the paper's cramped_room evaluation heuristics (Table normalization_bounds)
+        members=(
+            "independent_agent_0.4",
+            "independent_agent_0",
+            "onion_agent_0.1",
+            "plate_agent_0.1",
+        ),
+        br_timesteps=500_000,
+    ),
     "lbf-v1": DevRecipe(
         "lbf-v1",
         members=(

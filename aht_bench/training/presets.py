@@ -111,9 +111,13 @@ def _paper_ego(task_id: str) -> RunConfig:
 # quick: 64 envs, 128-step rollouts, 4 epochs x 4 minibatches (PureJaxRL's), lr 1e-3 annealed
 # (2.5e-4 reached only 0.30 on LBF in 3M steps; 2 epochs only 0.27); budgets sized for minutes
 # on two CPU cores. Measured (one seed): LBF 0.48 after 3M steps; cramped_room 236 after 1.8M.
-_QUICK_PPO = PPOConfig(
+QUICK_PPO = PPOConfig(
     learning_rate=1e-3, anneal_lr=True, num_epochs=4, num_minibatches=4, clip_eps=0.2, ent_coef=0.01
 )
+"""The PPO settings of every `quick` preset (the methods' too)."""
+QUICK_EGO_PPO = dataclasses.replace(QUICK_PPO, learning_rate=5e-4, anneal_lr=False)
+"""The recurrent ego's PPO settings in the open-ended methods' `quick` presets (ROTATE, PAIRED,
+Minimax Return): a lower constant learning rate, the ego's partners changing under it."""
 _QUICK_BUDGET = {
     "lbf-v1": 3_000_000,
     "overcooked-cramped_room-v1": 2_500_000,
@@ -131,7 +135,7 @@ def _quick(cls: type[RunConfig], task_id: str) -> RunConfig:
         total_timesteps=_QUICK_BUDGET[task_id],
         num_envs=64,
         rollout_length=128,
-        ppo=_QUICK_PPO,
+        ppo=QUICK_PPO,
     )
 
 

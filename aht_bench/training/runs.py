@@ -70,12 +70,13 @@ CURVE_METRIC = "episode_return"
 # Metrics that may legitimately be NaN (no episode ended during that update's rollout).
 _MAY_BE_NAN = ("episode_return",)
 # ROTATE's curves (curve.png): (metric, label, colour) per panel
-_REGRET_CURVES = (
+Curve = tuple[str, str, str]  # (metric, label, matplotlib colour)
+_REGRET_CURVES: tuple[Curve, ...] = (
     ("sp_return", "SP return (teammate x BR)", "C0"),
     ("xp_return", "XP return (teammate x ego)", "C1"),
     ("regret", "regret estimate (SP - XP)", "C3"),
 )
-_EGO_CURVES = (("ego_return", "ego return with the population", "C2"),)
+_EGO_CURVES: tuple[Curve, ...] = (("ego_return", "ego return with the population", "C2"),)
 
 
 class RunDirError(ValueError):
@@ -144,8 +145,8 @@ class Loop(Protocol):
         """Steps each item of `run` advances."""
         ...
 
-    def env_steps(self, config: Any) -> int:
-        """Joint env steps of one step, per seed."""
+    def env_steps_done(self, config: Any, done: int) -> int:
+        """Joint env steps per seed after `done` steps."""
         ...
 
     def plan(self, config: Any) -> dict[str, int]:
@@ -208,8 +209,8 @@ class UpdateLoop:
     def steps_per_call(self, config: Any) -> int:
         return config.updates_per_call
 
-    def env_steps(self, config: Any) -> int:
-        return config.batch_size
+    def env_steps_done(self, config: Any, done: int) -> int:
+        return done * config.batch_size
 
     def plan(self, config: Any) -> dict[str, int]:
         return {"num_updates": config.num_updates, "batch_size": config.batch_size}
@@ -261,8 +262,19 @@ class IterationLoop:
     plot_every_s = 0.0
     curve_metric = "ego_return"
     curve_label = "ego return with the population"
-    progress_metrics = (("regret", "regret"), ("ego", "ego_return"))
-    diverged_fix = "Lower teammate_ppo.learning_rate or ego_ppo.learning_rate"
+
+    def __init__(
+        self,
+        generation_curves: tuple[Curve, ...] = _REGRET_CURVES,
+        progress_metrics: tuple[tuple[str, str], ...] = (
+            ("regret", "regret"),
+            ("ego", "ego_return"),
+        ),
+        diverged_fix: str = "Lower teammate_ppo.learning_rate or ego_ppo.learning_rate",
+    ) -> None:
+        self.generation_curves = generation_curves  # left panel of curve.png
+        self.progress_metrics = progress_metrics
+        self.diverged_fix = diverged_fix
 
     def preset(self, algo: Algorithm, name: str, task_id: str) -> Any:
         return algo.module.preset(name, task_id)
@@ -279,8 +291,11 @@ class IterationLoop:
     def steps_per_call(self, config: Any) -> int:
         return 1
 
-    def env_steps(self, config: Any) -> int:
-        return config.env_steps_per_iteration
+    def env_steps_done(self, config: Any, done: int) -> int:
+        # a config whose iterations differ in size (a two-stage method) says how many
+        if hasattr(config, "env_steps_after"):
+            return int(config.env_steps_after(done))
+        return done * config.env_steps_per_iteration
 
     def plan(self, config: Any) -> dict[str, int]:
         return {
@@ -321,7 +336,7 @@ class IterationLoop:
         return paths
 
     def plot(self, run: RunDir, title: str) -> Path | None:
-        return plot_iterations(run, title)
+        return plot_iterations(run, title, self.generation_curves)
 
 
 UPDATES = UpdateLoop()
@@ -611,9 +626,12 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
 
 
 def _column(rows: list[dict[str, Any]], metric: str) -> np.ndarray:
-    """(len(rows), num_seeds) values of `metric` (null read as NaN)."""
+    """(len(rows), num_seeds) values of `metric` (null, or a row without it, read as NaN: the
+    iterations of a two-stage method's stages report different metrics)."""
+    seeds = next((len(r[metric]) for r in rows if metric in r), 1)
     return np.array(
-        [[np.nan if v is None else v for v in r[metric]] for r in rows], dtype=np.float64
+        [[np.nan if v is None else v for v in r.get(metric, [None] * seeds)] for r in rows],
+        dtype=np.float64,
     )
 
 
@@ -684,7 +702,12 @@ def plot_curve(run: RunDir, title: str, metric: str = CURVE_METRIC) -> Path | No
     return _save_figure(fig, run.curve)
 
 
-def plot_iterations(run: RunDir, title: str) -> Path | None:
+def plot_iterations(
+    run: RunDir,
+    title: str,
+    generation: tuple[Curve, ...] = _REGRET_CURVES,
+    ego: tuple[Curve, ...] = _EGO_CURVES,
+) -> Path | None:
     """ROTATE's curves into `run.curve`, against the iteration: the regret curve (SP and XP
     returns of each new teammate and the regret estimate SP - XP) on the left, the ego's
     learning curve (its return with the population) on the right. Each seed is a thin line,
@@ -697,12 +720,12 @@ def plot_iterations(run: RunDir, title: str) -> Path | None:
     x = np.array([r["iteration"] for r in rows])
     fig, axes = _pyplot().subplots(1, 2, figsize=(11.0, 4.0), dpi=100)
     panels = (
-        (axes[0], _REGRET_CURVES, "return per episode (base), regret", "teammate generation"),
-        (axes[1], _EGO_CURVES, "return per episode (base)", "ego update"),
+        (axes[0], generation, "return per episode (base), regret", "teammate generation"),
+        (axes[1], ego, "return per episode (base)", "ego update"),
     )
     for ax, curves, ylabel, subtitle in panels:
         for metric, label, colour in curves:
-            if metric not in rows[0]:
+            if not any(metric in r for r in rows):
                 continue
             values = _column(rows, metric)
             for s in range(values.shape[1] if values.shape[1] > 1 else 0):
@@ -717,8 +740,9 @@ def plot_iterations(run: RunDir, title: str) -> Path | None:
         ax.set_ylabel(ylabel)
         ax.set_title(f"{title}: {subtitle}", fontsize=9)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="best")
-    if len(rows[0].get("regret", ())) > 1:
+        if ax.get_legend_handles_labels()[0]:  # a stage that has not run yet has no curves
+            ax.legend(fontsize=7, loc="best")
+    if max((len(v) for v in rows[0].values() if isinstance(v, list)), default=1) > 1:
         fig.text(0.01, 0.01, "thin: seeds, thick: mean over seeds", fontsize=7, color="grey")
     return _save_figure(fig, run.curve)
 
@@ -810,7 +834,7 @@ def _policy_card(loop: Loop, spec: RunSpec, config: Any, learner: str, done: int
             "num_seeds": spec.num_seeds,
             "learner": learner,
             loop.unit: done,
-            "env_steps": done * loop.env_steps(config),
+            "env_steps": loop.env_steps_done(config, done),
             "teammates": list(spec.teammates),
             "overrides": [list(kv) for kv in spec.overrides],
         },
@@ -945,16 +969,12 @@ def train(
     elif resume:
         log(f"{run.root} has no checkpoint yet: starting from {unit} 0")
     done = loop.done(state)
-    total, per_call, per_step = (
-        loop.total(config),
-        loop.steps_per_call(config),
-        loop.env_steps(config),
-    )
+    total, per_call = loop.total(config), loop.steps_per_call(config)
     _truncate_metrics(run.metrics, unit, done)
     log(
-        f"{spec.algorithm} on {config.canonical_task_id} ({spec.preset}): {total} {unit}s of "
-        f"{per_step} env steps x {spec.num_seeds} seed(s); init "
-        f"{time.perf_counter() - start:.1f}s"
+        f"{spec.algorithm} on {config.canonical_task_id} ({spec.preset}): {total} {unit}s, "
+        f"{loop.env_steps_done(config, total):,} env steps per seed x {spec.num_seeds} "
+        f"seed(s); init {time.perf_counter() - start:.1f}s"
     )
 
     title = f"{spec.algorithm} on {config.canonical_task_id} ({spec.preset})"
@@ -965,7 +985,7 @@ def train(
     def save(state: Any, step: int) -> None:
         nonlocal last_saved, last_save_time, last_plot_time
         path = run.checkpoint_file(step, unit)
-        meta = {unit: step, "env_steps": step * per_step, "train_s": train_s}
+        meta = {unit: step, "env_steps": loop.env_steps_done(config, step), "train_s": train_s}
         checkpoint.save_state(path, state, meta)
         _write_json(run.pointer, {"file": path.name, unit: step})
         for old in sorted(run.checkpoints.glob(f"{unit}-*.safetensors"))[:-KEEP_CHECKPOINTS]:
@@ -1003,7 +1023,7 @@ def train(
                 for j in range(per_call):
                     row: dict[str, Any] = {
                         unit: first + j,
-                        "env_steps": (first + j) * per_step,
+                        "env_steps": loop.env_steps_done(config, first + j),
                         "time_s": round(train_s, 3),
                     }
                     row |= {
@@ -1048,7 +1068,7 @@ def train(
         out=run.root,
         config=config,
         updates=done,
-        env_steps=done * per_step,
+        env_steps=loop.env_steps_done(config, done),
         final_return=final_returns(read_metrics(run.metrics), spec.num_seeds, loop.curve_metric),
         policies=policies,
         train_seconds=train_s,

@@ -16,7 +16,7 @@ from aht_bench.evaluation import devset, load_set, sets
 from aht_bench.policies.heuristics import PAPER_HEURISTICS
 from aht_bench.policies.io import load_policy
 
-SHIPPED = ("overcooked-forced_coord-v1", "lbf-v1")
+SHIPPED = ("overcooked-forced_coord-v1", "overcooked-cramped_room-v1", "lbf-v1")
 
 
 @pytest.mark.parametrize("task_id", SHIPPED)
@@ -67,7 +67,7 @@ def test_recipes_cover_the_shipped_sets_with_the_paper_heuristics():
     for task_id in SHIPPED:
         assert devset.recipe(task_id).members == PAPER_HEURISTICS[task_id]
     with pytest.raises(ValueError, match="recipes exist for"):
-        devset.recipe("cramped_room")
+        devset.recipe("coord_ring")
 
 
 @pytest.mark.slow

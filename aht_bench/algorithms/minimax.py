@@ -1,0 +1,285 @@
+"""Minimax Return (paper App. "Baselines Overview": the minimax-return baseline of PAIRED,
+Dennis et al. 2020, after Morimoto & Doya 2005) over the shared PPO core: ROTATE's open-ended
+framework whose teammates minimise the current ego agent's *return* instead of maximising its
+regret.
+
+Each iteration of the open-ended loop (paper Alg. OpenEndedFramework) runs two phases, each one
+jitted call (seeds vmapped, every PPO update of the phase in one `lax.scan`):
+
+1. **Teammate generation**, the ego fixed: a fresh teammate (`MLPActorCritic` with ONE value
+   head: "for methods in which the teammate only interacts ... with the ego agent (Minimax
+   Return), a standard actor-critic architecture is used", App. "Agent Architectures") plays
+   the ego. Every update collects an XP rollout (teammate x ego) from p0 in envs that persist
+   across the phase's updates, then one PPO update of the teammate on the single stream
+
+   | data | weight w_t | sign | teammate value head |
+   |------|------------|------|---------------------|
+   | D_XP | 1          | -1   | 0 (its only one)    |
+
+   i.e. it minimises the ego's expected return from p0 (Eq. traj_regret_obj without the SP
+   term). No self-play, no best response. The teammate joins the population buffer.
+2. **Ego update**: ROTATE's, unchanged (Alg. rotate_ego_update): the recurrent ego
+   (`RecurrentEgo`) trains by PPO against teammates drawn uniformly from the buffer, one per
+   episode, its critic head re-initialised and a fresh Adam state at each ego update.
+
+The loop is ROTATE's own (`rotate.iterate` with `RotateConfig(variant="minimax")`): this
+module holds the method's config, presets and registry entry and delegates; the run state is
+a `rotate.RotateState` (its buffer keeps no best responses).
+
+What the paper leaves open, and what is chosen here:
+
+- Table minimax_hyperparams marks only the teammate-specific rows "(T)", and only the
+  timesteps row is marked: the unmarked LR, Epochs, Minibatches, Ent-Coef, Eps-Clip and Anneal
+  LR rows therefore apply to the teammate AND the ego (`teammate_ppo == ego_ppo` in the
+  `paper` preset). (The other reading, the ego on ROTATE's or the shared ego table's values,
+  is one `--set ego_ppo.*` away.) LBF's Eps-Clip 0.03 lies outside the table's own search
+  grid (0.05-0.5); it is taken as printed.
+- Unit weights on XP (no `t + 1` timestep weighting): the objective is the return from p0,
+  whose gradient is the plain policy gradient; the `t + 1` weights are ROTATE's device for
+  per-state regret, which Minimax Return does not use.
+- Not in the table, as in ROTATE's presets: rollout length (128 on LBF, 400 = one episode on
+  Overcooked), gamma 0.99, GAE lambda 0.95, value-loss weight 0.5, gradient clip 0.5, MLP
+  64-64, GRU 64, shaped reward on. Seats: the ego in `ego_seat` (0), the teammate in the other.
+
+Budgets: `teammate_timesteps` counts the XP steps of a teammate phase (one rollout per update),
+`ego_timesteps` those of an ego phase, so the paper's totals are ROTATE's (App. "Training
+Compute": 360M steps on LBF = 30 x (1e7 + 2e6)).
+
+Metrics per iteration ((num_seeds,) each): `xp_return` (the new teammate with the ego over the
+last quarter of its phase: what it minimised), the teammate's PPO diagnostics (`teammate_*`),
+`ego_return` (the ego with the buffer, last quarter of the ego phase) and its diagnostics
+(`ego_*`), `population_size`, `iteration`, `env_steps` (cumulative).
+
+    config = minimax.preset("quick", "lbf")
+    state = minimax.init_seeds(jax.random.PRNGKey(0), config, num_seeds=1)
+    state, metrics = minimax.iterate(state, config)      # one iteration
+
+May import jax, numpy, aht_bench.envs, aht_bench.policies, aht_bench.training and
+aht_bench.algorithms only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import numpy as np
+
+from aht_bench.algorithms import rotate
+from aht_bench.algorithms.common import lookup_preset
+from aht_bench.algorithms.rotate import RotateState
+from aht_bench.policies.core import Params
+from aht_bench.policies.population import Population
+from aht_bench.training import presets
+from aht_bench.training.config import PPOConfig
+from aht_bench.training.runs import IterationLoop
+
+__all__ = [
+    "LOOP",
+    "PRESETS",
+    "MinimaxConfig",
+    "ego_params",
+    "init_seeds",
+    "iterate",
+    "networks",
+    "population",
+    "preset",
+    "run",
+]
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class MinimaxConfig:
+    """A Minimax Return run (paper Table minimax_hyperparams; "(T)" rows are the teammate's)."""
+
+    task_id: str
+    """Registered task id or alias of a two-player task."""
+    iterations: int
+    """Open-ended iterations, one teammate each (table: OEL Iterations)."""
+    teammate_timesteps: int
+    """Joint env steps (XP) of one teammate-generation phase (table: Timesteps Per Iter (T))."""
+    ego_timesteps: int
+    """Joint env steps of one ego-update phase (table: Timesteps Per Iter (Ego))."""
+    num_envs: int
+    """Parallel envs of every rollout (table: Num Envs)."""
+    rollout_length: int
+    """Env steps per env and rollout between two PPO updates (not in the table)."""
+    teammate_ppo: PPOConfig
+    """PPO hyperparameters of the teammate (table: LR, Epochs, Minibatches, ...)."""
+    ego_ppo: PPOConfig
+    """PPO hyperparameters of the ego agent (the same table rows in the `paper` preset)."""
+    teammate_hidden: tuple[int, ...] = (64, 64)
+    """Hidden layer sizes of the teammate's actor and critic MLPs."""
+    ego_hidden: int = 64
+    """GRU state size of the ego agent."""
+    ego_seat: int = 0
+    """The ego agent's seat; the teammate plays the other."""
+    shaped_reward_coef: float = 1.0
+    """Training reward is `base + shaped_reward_coef * shaped` for every learner."""
+    reset_ego_critic: bool = True
+    """Re-initialise the ego's critic head at each ego update (ROTATE's Alg. rotate_ego_update)."""
+
+    def __post_init__(self) -> None:
+        sizes = tuple(int(h) for h in self.teammate_hidden)
+        object.__setattr__(self, "teammate_hidden", sizes)
+        self.rotate_config  # noqa: B018  (validates every field, naming it)
+
+    @property
+    def rotate_config(self) -> rotate.RotateConfig:
+        """The same run as ROTATE's loop runs it (`variant="minimax"`)."""
+        return rotate.RotateConfig(
+            task_id=self.task_id,
+            iterations=self.iterations,
+            teammate_timesteps=self.teammate_timesteps,
+            ego_timesteps=self.ego_timesteps,
+            num_envs=self.num_envs,
+            rollout_length=self.rollout_length,
+            teammate_ppo=self.teammate_ppo,
+            ego_ppo=self.ego_ppo,
+            variant="minimax",
+            teammate_hidden=self.teammate_hidden,
+            ego_hidden=self.ego_hidden,
+            ego_seat=self.ego_seat,
+            shaped_reward_coef=self.shaped_reward_coef,
+            reset_ego_critic=self.reset_ego_critic,
+        )
+
+    @property
+    def canonical_task_id(self) -> str:
+        """The registered id that `task_id` names."""
+        return self.rotate_config.canonical_task_id
+
+    @property
+    def teammate_updates(self) -> int:
+        """PPO updates of the teammate per iteration (one XP rollout each)."""
+        return self.rotate_config.teammate_updates
+
+    @property
+    def ego_updates(self) -> int:
+        """PPO updates of the ego per iteration."""
+        return self.rotate_config.ego_updates
+
+    @property
+    def env_steps_per_iteration(self) -> int:
+        """Joint env steps one iteration takes (both phases, whole updates only)."""
+        return self.rotate_config.env_steps_per_iteration
+
+
+def networks(config: MinimaxConfig) -> rotate.Networks:
+    """The architectures of a run: `teammate` (one value head) and `ego` (`best_response` is
+    built but never used)."""
+    return rotate.networks(config.rotate_config)
+
+
+def init_seeds(key: jax.Array, config: MinimaxConfig, num_seeds: int = 1) -> RotateState:
+    """A fresh run of `num_seeds` seeds (`split(key, num_seeds)`): random egos, empty buffers."""
+    return rotate.init_seeds(key, config.rotate_config, num_seeds)
+
+
+def iterate(state: RotateState, config: MinimaxConfig) -> tuple[RotateState, dict[str, np.ndarray]]:
+    """One open-ended iteration of every seed: a teammate minimising the current ego's return
+    joins the buffer, then the ego trains on the buffer. Metrics: module docstring."""
+    return rotate.iterate(state, config.rotate_config)
+
+
+def run(
+    state: RotateState, config: MinimaxConfig, iterations: int | None = None
+) -> rotate.RotateResult:
+    """`iterations` (default: the rest) iterations from `state`, in memory."""
+    return rotate.run(state, config.rotate_config, iterations)
+
+
+def population(state: RotateState, config: MinimaxConfig, seed: int | None = 0) -> Population:
+    """The generated teammates of one seed, in generation order (host arrays)."""
+    return rotate.population(state, config.rotate_config, seed)
+
+
+def ego_params(state: RotateState, seed: int | None = 0) -> Params:
+    """The ego agent's params of one seed (host arrays); the network is `networks(config).ego`."""
+    return rotate.ego_params(state, seed)
+
+
+LOOP = IterationLoop(
+    generation_curves=(("xp_return", "XP return (new teammate x ego), minimised", "C1"),),
+    progress_metrics=(("xp", "xp_return"), ("ego", "ego_return")),
+    diverged_fix="Lower teammate_ppo.learning_rate or ego_ppo.learning_rate",
+)
+"""How `aht-bench train minimax` runs it: one step = one open-ended iteration."""
+
+
+# -------------------------------------------------------------------------------------- presets
+
+PAPER_TASKS = presets.PAPER_TASKS
+
+# Table minimax_hyperparams, per task (bold values where the table searched):
+# (iterations, envs, ego timesteps/iter, teammate timesteps/iter,
+#  lr, epochs, minibatches, ent-coef, eps-clip, anneal lr)
+_PAPER_ROWS = {
+    "lbf-v1": (30, 16, 2e6, 1e7, 1e-3, 15, 4, 0.03, 0.03, False),
+    "overcooked-cramped_room-v1": (30, 16, 2e6, 6e6, 1e-4, 15, 8, 0.1, 0.1, True),
+    "overcooked-asymm_advantages-v1": (30, 16, 2e6, 6e6, 1e-5, 15, 8, 0.05, 0.2, False),
+    "overcooked-counter_circuit-v1": (20, 16, 6e6, 1.6e7, 1e-5, 15, 8, 0.005, 0.05, False),
+    "overcooked-coord_ring-v1": (20, 16, 6e6, 1.6e7, 1e-4, 15, 8, 0.005, 0.1, False),
+    "overcooked-forced_coord-v1": (20, 16, 6e6, 1.6e7, 5e-5, 15, 8, 0.01, 0.05, False),
+}
+
+
+def _paper(task_id: str) -> MinimaxConfig:
+    iterations, envs, ego_steps, tm_steps, lr, epochs, minibatches, ent, clip, anneal = _PAPER_ROWS[
+        task_id
+    ]
+    # the table's unmarked rows serve the teammate and the ego alike (module docstring)
+    ppo = PPOConfig(
+        learning_rate=lr,
+        anneal_lr=anneal,
+        num_epochs=epochs,
+        num_minibatches=minibatches,
+        clip_eps=clip,
+        ent_coef=ent,
+    )
+    return MinimaxConfig(
+        task_id=task_id,
+        iterations=iterations,
+        teammate_timesteps=int(tm_steps),
+        ego_timesteps=int(ego_steps),
+        num_envs=envs,
+        rollout_length=128 if task_id.startswith("lbf") else 400,
+        teammate_ppo=ppo,
+        ego_ppo=ppo,
+    )
+
+
+# quick: two CPU cores, one seed: 4-5 CPU-minutes a task, measured (under load) on LBF and
+# cramped_room (docs/baselines/minimax.md). ROTATE's quick PPO settings; 4 iterations, every
+# update 64 envs x 128 steps; per iteration 64 teammate and 64 ego updates on LBF (4.2M steps in
+# all), 32 and 48 on the Overcooked layouts, whose steps cost about three times as much (2.6M).
+_QUICK_PPO = presets.QUICK_PPO
+_QUICK_EGO_PPO = presets.QUICK_EGO_PPO
+
+
+def _quick(task_id: str) -> MinimaxConfig:
+    teammate_updates, ego_updates = (64, 64) if task_id == "lbf-v1" else (32, 48)
+    return MinimaxConfig(
+        task_id=task_id,
+        iterations=4,
+        teammate_timesteps=teammate_updates * 64 * 128,
+        ego_timesteps=ego_updates * 64 * 128,
+        num_envs=64,
+        rollout_length=128,
+        teammate_ppo=_QUICK_PPO,
+        ego_ppo=_QUICK_EGO_PPO,
+    )
+
+
+PRESETS: dict[str, dict[str, MinimaxConfig]] = {
+    "paper": {t: _paper(t) for t in PAPER_TASKS},
+    "quick": {t: _quick(t) for t in PAPER_TASKS},
+}
+"""preset name -> task id -> config."""
+
+
+def preset(name: str, task: str, **overrides: Any) -> MinimaxConfig:
+    """The `name` ("paper" or "quick") config of Minimax Return on `task` (id or alias), with
+    keyword `overrides` of its fields (validated like any config)."""
+    return lookup_preset("Minimax", PRESETS, name, task, **overrides)
