@@ -61,10 +61,9 @@ Open in the paper and chosen here:
   GRU (`RecurrentEgo`). The paper preset's ego stage runs in 10 checkpointed chunks.
 
     config = comedi.preset("quick", "lbf")
-    state = comedi.init_seeds(jax.random.PRNGKey(0), config, num_seeds=1)
-    for _ in range(config.iterations):
-        state, metrics = comedi.iterate(state, config)   # metrics["sp_return"], ...
-    save_population("pop.safetensors", comedi.population(state, config, seed=0))
+    result = comedi.train(jax.random.PRNGKey(0), config, num_seeds=1)
+    result.metrics["sp_return"]          # (num_seeds, iterations); NaN in the ego iterations
+    save_population("pop.safetensors", comedi.population(result.state, config, seed=0))
 
 May import jax, numpy, aht_bench.envs, aht_bench.policies, aht_bench.training and
 aht_bench.algorithms only.
@@ -74,6 +73,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
@@ -88,6 +88,7 @@ from aht_bench.algorithms.common import (
     check_task_id,
     lookup_preset,
     require,
+    run_iterations,
     stack_seeds,
 )
 from aht_bench.algorithms.fixed_partner import FixedPartnerState
@@ -728,6 +729,37 @@ def iterate(state: CoMeDiState, config: CoMeDiConfig) -> tuple[CoMeDiState, dict
     metrics["population_size"] = np.asarray(state.buffer.count)
     metrics["env_steps"] = np.full(iteration.shape, config.env_steps_after(done + 1), np.int64)
     return state, metrics
+
+
+class CoMeDiResult(NamedTuple):
+    """What `train`/`run` return."""
+
+    state: CoMeDiState  # the final state, every leaf with a leading (num_seeds,) axis
+    metrics: dict[str, np.ndarray]  # name -> (num_seeds, iterations run); NaN in iterations
+    #   that do not report it (generation metrics in ego iterations and the reverse)
+
+
+def run(
+    state: CoMeDiState,
+    config: CoMeDiConfig,
+    iterations: int | None = None,
+    on_iteration: Callable[[int, CoMeDiState, dict[str, np.ndarray]], None] | None = None,
+) -> CoMeDiResult:
+    """Run `iterations` (default: the rest of `config.iterations`) iterations from `state`, in
+    memory; `on_iteration(iteration_number, state, metrics)` after each (continuing from any
+    `state` it saw is bit-identical to not stopping)."""
+    return CoMeDiResult(*run_iterations(iterate, state, config, iterations, on_iteration))
+
+
+def train(
+    key: jax.Array,
+    config: CoMeDiConfig,
+    num_seeds: int = 1,
+    on_iteration: Callable[[int, CoMeDiState, dict[str, np.ndarray]], None] | None = None,
+) -> CoMeDiResult:
+    """A whole CoMeDi run (both stages) for `num_seeds` seeds at once (seed i from
+    `split(key, num_seeds)[i]`)."""
+    return run(init_seeds(key, config, num_seeds), config, on_iteration=on_iteration)
 
 
 def population(state: CoMeDiState, config: CoMeDiConfig, seed: int | None = 0) -> Population:

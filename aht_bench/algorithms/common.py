@@ -1,8 +1,8 @@
 """What the method modules (rotate, fcp, brdiv, comedi, paired, minimax, cole) share besides the
 PPO core: config validation that names the field and the fix, the preset lookup, and the
-stacking of per-seed states.
+stacking of per-seed states and the in-memory loop over iterations.
 
-May import jax and aht_bench.envs only.
+May import jax, numpy and aht_bench.envs only.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 C = TypeVar("C")
 S = TypeVar("S")
@@ -88,3 +89,34 @@ def stack_seeds(init: Callable[[jax.Array, C], S], key: jax.Array, config: C, nu
     on CPU (see `aht_bench.training.rollout.init_params`)."""
     states = [init(k, config) for k in jax.random.split(key, num_seeds)]
     return jax.tree.map(lambda *xs: jnp.stack(xs), *states)
+
+
+def iterations_done(state: Any) -> int:
+    """The iteration counter of a (seed-stacked) iteration-loop state, as a Python int."""
+    return int(np.asarray(jax.device_get(state.iteration)).reshape(-1)[0])
+
+
+def run_iterations(
+    iterate: Callable[[S, C], tuple[S, dict[str, np.ndarray]]],
+    state: S,
+    config: C,
+    iterations: int | None = None,
+    on_iteration: Callable[[int, S, dict[str, np.ndarray]], None] | None = None,
+) -> tuple[S, dict[str, np.ndarray]]:
+    """In memory, `iterations` (default: the rest of `config.iterations`) calls of
+    `iterate(state, config)` from `state` (leading seed axis); `on_iteration(iteration number,
+    state, metrics)` after each (continuing from any state it saw is bit-identical to not
+    stopping). Returns the last state and every metric stacked to (num_seeds, iterations run),
+    NaN in iterations that do not report it (a two-stage method's stages report different
+    metrics)."""
+    if iterations is None:
+        iterations = int(config.iterations) - iterations_done(state)  # type: ignore[attr-defined]
+    history: list[dict[str, np.ndarray]] = []
+    for _ in range(int(iterations)):
+        state, metrics = iterate(state, config)
+        history.append(metrics)
+        if on_iteration is not None:
+            on_iteration(int(metrics["iteration"][0]), state, metrics)
+    names = list(dict.fromkeys(k for m in history for k in m))
+    blank = np.full(np.shape(jax.device_get(state.iteration)), np.nan)  # type: ignore[attr-defined]
+    return state, {k: np.stack([m.get(k, blank) for m in history], axis=1) for k in names}

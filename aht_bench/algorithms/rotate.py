@@ -85,6 +85,7 @@ from aht_bench.algorithms.common import (
     check_task_id,
     lookup_preset,
     require,
+    run_iterations,
     stack_seeds,
 )
 from aht_bench.algorithms.fixed_partner import FixedPartnerState
@@ -828,17 +829,7 @@ def run(
     `on_iteration(iteration_number, state, metrics)` is called after each (e.g. to checkpoint
     `state`: continuing from it is bit-identical to not stopping).
     """
-    done = int(np.asarray(jax.device_get(state.iteration)).reshape(-1)[0])
-    if iterations is None:
-        iterations = config.iterations - done
-    history: list[dict[str, np.ndarray]] = []
-    for _ in range(iterations):
-        state, metrics = iterate(state, config)
-        history.append(metrics)
-        if on_iteration is not None:
-            on_iteration(int(metrics["iteration"][0]), state, metrics)
-    stacked = {k: np.stack([m[k] for m in history], axis=1) for k in history[0]} if history else {}
-    return RotateResult(state, stacked)
+    return RotateResult(*run_iterations(iterate, state, config, iterations, on_iteration))
 
 
 def train(

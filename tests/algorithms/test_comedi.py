@@ -1,10 +1,11 @@
 """CoMeDi: the teammate's loss (Eq. mp_regret_obj with alpha, beta: streams, weights, signs,
 heads, pi^comp's envs only) checked on hand-built data with values worked by hand; the XP
 rollout splitting its envs among the earlier teammates and pi^comp found from them; the mixed
-partner; configs, budgets and presets. Slow (compiling the phases takes one to two minutes on
-two CPU cores): on a one-step coordination game with three equally good conventions, each new
-teammate learns a convention none of the earlier ones plays (SP high, XP with them low), and a
-run through `runs.train` stopped after every iteration and resumed ends bit-identical."""
+partner; configs, budgets and presets (about 20 s). Slow (about 95 s on two lightly loaded CPU
+cores, mostly compiling): on a one-step coordination game with three equally good conventions,
+each new teammate learns a convention none of the earlier ones plays (SP high, XP with them
+low), and a run through `runs.train` stopped after every iteration and resumed ends
+bit-identical."""
 
 import dataclasses
 import math
@@ -340,14 +341,11 @@ SEEDS = 2
 
 @pytest.fixture(scope="module")
 def generated():
-    """The three teammates of 2 seeds (the generation stage only)."""
+    """The three teammates of 2 seeds (the generation stage only, `comedi.run`)."""
     config = _config()
     state = comedi.init_seeds(jax.random.PRNGKey(0), config, SEEDS)
-    history = []
-    for _ in range(config.population_size):
-        state, metrics = comedi.iterate(state, config)
-        history.append(metrics)
-    return config, state, history
+    result = comedi.run(state, config, iterations=config.population_size)
+    return config, result.state, result.metrics
 
 
 def _action_probs(config, state, seed):
@@ -361,7 +359,7 @@ def _action_probs(config, state, seed):
 
 @pytest.mark.slow
 def test_each_new_teammate_learns_a_convention_no_earlier_teammate_plays(generated):
-    config, state, history = generated
+    config, state, metrics = generated
     for seed in range(SEEDS):
         probs = _action_probs(config, state, seed)
         print(seed, probs.round(3))
@@ -369,14 +367,14 @@ def test_each_new_teammate_learns_a_convention_no_earlier_teammate_plays(generat
         assert sorted(probs.argmax(axis=1).tolist()) == [0, 1, 2]
         for k in (1, 2):
             # SP with its BR high, XP with pi^comp low (last quarter of its training)
-            assert history[k]["sp_return"][seed] >= 0.8
-            assert history[k]["xp_return"][seed] <= 0.2
-            assert history[k]["mp_return"][seed] >= 0.8
+            assert metrics["sp_return"][seed, k] >= 0.8
+            assert metrics["xp_return"][seed, k] <= 0.2
+            assert metrics["mp_return"][seed, k] >= 0.8
             # P(teammate k and earlier teammate j play the same action): low
             for j in range(k):
                 assert float(probs[k] @ probs[j]) <= 0.2, (seed, k, j)
-    assert "xp_return" not in history[0]  # the first teammate has no earlier one
-    np.testing.assert_array_equal(history[2]["population_size"], [3] * SEEDS)
+    assert np.all(np.isnan(metrics["xp_return"][:, 0]))  # the first has no earlier teammate
+    np.testing.assert_array_equal(metrics["population_size"], [[1, 2, 3]] * SEEDS)
 
 
 def _latest(run: runs.RunDir) -> Path:
