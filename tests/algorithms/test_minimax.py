@@ -6,7 +6,6 @@ by SIGTERM after its first iteration and resumed bit-identically (slow)."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import math
@@ -18,56 +17,22 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hand_losses import LinearNet, hand_trajectory
 from safetensors.numpy import load_file
 from tiny_tasks import TRUNC_TASK
 
 from aht_bench import algorithms
 from aht_bench.algorithms import minimax, rotate
 from aht_bench.policies import MLPActorCritic, load_population
-from aht_bench.training import LearnerData, PPOConfig, Trajectory, runs
+from aht_bench.training import PPOConfig, runs
 from aht_bench.training.ppo import ppo_loss
 from aht_bench.training.rollout import init_params
 
 pytestmark = pytest.mark.usefixtures("tiny_tasks")
 
-A = 3
-
-
-@dataclasses.dataclass(frozen=True)
-class LinearNet:
-    """logits = s * obs[:A], value = v * obs[A] (scalar params s, v): one value head."""
-
-    def init_carry(self, batch_shape):
-        return ()
-
-    def evaluate(self, params, carry, obs):
-        return params["s"] * obs[:A], params["v"] * obs[A : A + 1], carry
-
 
 def _trajectory(rewards, time):
-    """Steps of one env, zero observations (s = 0: the uniform policy, every new value 0),
-    old log-probs log(1/3) (ratio 1), old values 0."""
-    shape = (len(rewards), 1)
-    data = LearnerData(
-        obs=jnp.zeros(shape + (A + 1,), jnp.float32),
-        actions=jnp.zeros(shape, jnp.int32),
-        log_probs=jnp.full(shape, -math.log(A), jnp.float32),
-        values=jnp.zeros(shape + (1,), jnp.float32),
-        final_values=jnp.zeros(shape + (1,), jnp.float32),
-        last_values=jnp.zeros((1, 1), jnp.float32),
-        rewards=jnp.asarray(rewards, jnp.float32).reshape(shape),
-        initial_carry=(),
-    )
-    flags = jnp.zeros(shape, bool)
-    return Trajectory(
-        learners=(data,),
-        starts=flags,
-        terminated=flags,
-        truncated=flags,
-        episode_return=jnp.zeros(shape + (2,), jnp.float32),
-        time=jnp.asarray(time, jnp.int32).reshape(shape),
-        states=None,
-    )
+    return hand_trajectory(rewards, time, num_heads=1, num_learners=1)
 
 
 # gamma = 0: A_t = r_t - V_old(s_t) = r_t, and the value target is r_t too.
@@ -97,7 +62,7 @@ def test_teammate_loss_is_minus_the_ego_return_by_hand():
     terms = rotate.teammate_loss_terms(config)
     (stream,) = rotate.loss_streams(terms, {"xp": (xp, 0)}, PPO)
     params = {"s": jnp.float32(0.0), "v": jnp.float32(1.0)}
-    loss, metrics = ppo_loss(params, LinearNet(), (stream,), PPO, recurrent=False)
+    loss, metrics = ppo_loss(params, LinearNet(num_heads=1), (stream,), PPO, recurrent=False)
     # L_XP = +mean(A_XP) = (3 + 1) / 2 = 2 (minimising the ego's return: the sign is -1)
     # value loss on the only head: (9 + 1) / 2 = 5; entropy of the uniform policy: -log 3
     np.testing.assert_allclose(float(metrics["policy_loss"]), 2.0, rtol=1e-6)

@@ -7,7 +7,6 @@ compiling the lockstep update takes about 40 s of CPU; both tests share one comp
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import os
@@ -18,55 +17,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hand_losses import LinearNet, hand_trajectory
 from safetensors.numpy import load_file
 from tiny_tasks import TRUNC_TASK
 
 from aht_bench import algorithms
 from aht_bench.algorithms import paired, rotate
 from aht_bench.policies import load_population
-from aht_bench.training import LearnerData, PPOConfig, Trajectory, runs
+from aht_bench.training import PPOConfig, runs
 from aht_bench.training.ppo import ppo_loss
 
 pytestmark = pytest.mark.usefixtures("tiny_tasks")
 
-A, K = 3, 2
-
-
-@dataclasses.dataclass(frozen=True)
-class LinearNet:
-    """logits = s * obs[:A], values = v * obs[A:A + K] (scalar params s, v)."""
-
-    def init_carry(self, batch_shape):
-        return ()
-
-    def evaluate(self, params, carry, obs):
-        return params["s"] * obs[:A], params["v"] * obs[A : A + K], carry
-
 
 def _trajectory(rewards, time):
-    """Two steps of one env, zero observations (s = 0: the uniform policy, every new value 0),
-    old log-probs log(1/3) (ratio 1), old values 0; both learners of the pairing see it."""
-    shape = (len(rewards), 1)
-    data = LearnerData(
-        obs=jnp.zeros(shape + (A + K,), jnp.float32),
-        actions=jnp.zeros(shape, jnp.int32),
-        log_probs=jnp.full(shape, -math.log(A), jnp.float32),
-        values=jnp.zeros(shape + (K,), jnp.float32),
-        final_values=jnp.zeros(shape + (K,), jnp.float32),
-        last_values=jnp.zeros((1, K), jnp.float32),
-        rewards=jnp.asarray(rewards, jnp.float32).reshape(shape),
-        initial_carry=(),
-    )
-    flags = jnp.zeros(shape, bool)
-    return Trajectory(
-        learners=(data, data),
-        starts=flags,
-        terminated=flags,
-        truncated=flags,
-        episode_return=jnp.zeros(shape + (2,), jnp.float32),
-        time=jnp.asarray(time, jnp.int32).reshape(shape),
-        states=None,
-    )
+    return hand_trajectory(rewards, time, num_heads=2, num_learners=2)
 
 
 # gamma = 0: A_t = r_t - V_old(s_t) = r_t, and the value target is r_t too. Steps 3 and 4 of
