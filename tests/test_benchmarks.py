@@ -1,4 +1,5 @@
-"""The throughput benchmark runs end to end (tiny sizes: this checks the script, not speed)."""
+"""The throughput benchmark runs end to end (slow; tiny sizes: this checks the script, not
+speed)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ def bench():
     return module
 
 
+@pytest.mark.slow  # compiles the LBF rollout; like the other benchmark scripts' tests
 def test_env_throughput_script_writes_rows_with_ratios(bench, tmp_path, capsys):
     out = tmp_path / "bench.json"
     argv = ["--tasks", "sabotage,lbf", "--num-envs", "4", "--steps", "3", "--repeats", "1"]

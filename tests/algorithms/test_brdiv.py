@@ -3,7 +3,7 @@ hand-built pair data, with the loss worked by hand; config validation; the paper
 Table brdiv_hyperparams; and one tiny run on a 3x3 identity coordination game through
 `runs.train`, stopped by SIGINT after iterations 1, 2 and 3 and resumed, which must end
 bit-identical to the uninterrupted run and must have learnt a cross-play matrix with a high
-diagonal and a low off-diagonal (the point of BRDiv)."""
+diagonal and a low off-diagonal (the point of BRDiv). The tiny run is slow."""
 
 from __future__ import annotations
 
@@ -393,6 +393,7 @@ def test_brdiv_is_registered():
     assert algorithms.get("brdiv").loop is brdiv.LOOP
 
 
+@pytest.mark.slow  # the subprocess run compiles both stages (about 40 s on two CPU cores)
 def test_tiny_run_learns_a_diverse_population(reference: Path):
     """After the generation stage (40 updates of the 9 pairs, seconds once compiled) the
     cross-play matrix has a high diagonal and a low off-diagonal: each confederate coordinates

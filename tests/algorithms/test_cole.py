@@ -1,7 +1,7 @@
 """COLE: Shapley values of the cross-play game, the partner distribution (alpha, c_UCT) and the
 final-ego choice, each against values worked by hand; configs and presets; one tiny run end to
 end through `runs.train` (a subprocess: stopped by SIGTERM after an iteration and resumed
-bit-identically, a member that learns to coordinate, the cross-play matrix and the ego)."""
+bit-identically, a member that learns to coordinate, the cross-play matrix and the ego; slow)."""
 
 from __future__ import annotations
 
@@ -292,6 +292,7 @@ def tiny_runs(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.mark.slow  # the subprocess compiles COLE's iteration (about 30 s on two CPU cores)
 def test_tiny_run_stops_after_an_iteration_and_resumes_bit_identically(tiny_runs: Path):
     stopped = json.loads((tiny_runs / "stopped.json").read_text())
     assert stopped["iteration"] == 1 and "iteration-000001.safetensors" in stopped["files"]
@@ -318,6 +319,7 @@ def test_tiny_run_stops_after_an_iteration_and_resumes_bit_identically(tiny_runs
     assert res.curve.exists()
 
 
+@pytest.mark.slow
 def test_tiny_run_learns_and_keeps_the_cross_play_matrix_and_the_ego(tiny_runs: Path):
     config = _config()
     run = runs.RunDir(tiny_runs / "reference")

@@ -1,7 +1,7 @@
 """FCP: the pool is every snapshot of every IPPO run, bit-identical to what `ippo` itself trains
 from the same seed key; the ego stage draws uniformly over the whole pool and trains; configs
 and presets against the paper's table; a tiny run on disk stopped twice by SIGTERM and resumed
-bit-identically. Everything runs on one tiny matrix game with one seed, so the whole module
+bit-identically (slow). Everything runs on one tiny matrix game with one seed, so the whole module
 compiles FCP's three jitted pieces and IPPO's update once each."""
 
 import dataclasses
@@ -256,6 +256,7 @@ def _train(out: Path, stop_at: int | None = None, resume: bool = False) -> runs.
     return runs.train(algo, spec, out, resume=resume, progress=False, log=lambda m: None)
 
 
+@pytest.mark.slow  # a second FCP run; the in-memory tiny run above is FCP's fast check
 def test_a_run_on_disk_stopped_after_iterations_resumes_bit_identically(tmp_path):
     reference = tmp_path / "reference"
     outcome = _train(reference)

@@ -54,6 +54,9 @@ def test_take_fills_ended_envs_in_order_then_draws_past_the_end():
     assert got[3] == 0.0 and got[4] == 0.0
 
 
+# slow: compiles an LBF rollout that keeps its states; the pool's past-the-end draws are
+# checked fast by test_take_fills_ended_envs_in_order_then_draws_past_the_end
+@pytest.mark.slow
 def test_restarts_past_the_pool_are_fresh_valid_draws(monkeypatch):
     monkeypatch.setattr(rollout_module, "_pool_size", lambda horizon, steps, num_envs: 8)
     env = make_env("lbf-v1")

@@ -1,5 +1,5 @@
 """Long runs on disk (aht_bench.training.runs and `aht-bench train`): exact resume after SIGTERM
-and after SIGKILL, divergence stops, checkpoint verification, run-folder and option errors.
+and after SIGKILL (slow), divergence stops, checkpoint verification, run-folder and option errors.
 
 Every run here is the same tiny IPPO config on the sabotage game (so in-process runs share one
 compile); the subprocess runs pay their own compile (~15 s each).
@@ -164,6 +164,9 @@ def test_sigterm_stops_at_an_update_boundary_and_resume_is_exact(reference: Path
     _assert_same_run(reference, out)
 
 
+# slow: a second CLI SIGKILL-and-resume run; ROTATE's (tests/algorithms/test_rotate_runs.py)
+# and IPPO's in-process SIGTERM resume above stay in the fast set
+@pytest.mark.slow
 def test_sigkill_mid_run_then_resume_is_bit_identical(reference: Path, tmp_path: Path):
     out = tmp_path / "killed"
     command = CLI + ["train", "ippo", "--task", TASK, "--seeds", "2", "--seed", "3"]
