@@ -22,7 +22,7 @@ $(SB3_STAMP): $(STAMP)
 
 install: $(STAMP)
 
-# Evaluate the example agents against the shipped development teammate sets (plain agents step
+# Evaluate the example agents against the published heldout v1 teammate sets (plain agents step
 # by step with 16 episodes per teammate and seat to stay quick; the JAX agent jitted with 64).
 demo: $(STAMP)
 	$(BIN)/aht-bench evaluate agents/examples/random_agent.py --task forced_coord --episodes 16 --out demo/random_agent-forced_coord.json

@@ -699,9 +699,10 @@ def _result_paths(out: Path | None, agent: Path, task_id: str, several: bool) ->
 )
 @click.option(
     "--teammates",
-    default="dev",
+    default="v1",
     show_default=True,
-    help="Teammate set: a version under heldout/<task>/ (e.g. dev) or a set folder.",
+    help="Teammate set: a version under heldout/<task>/ (v1: the published heldout set; "
+    "human-proxy-v1 on Overcooked; dev: development sets) or a set folder.",
 )
 @click.option(
     "--episodes",
@@ -995,6 +996,180 @@ def devset_show(task_id: str, teammates: str, plot: Path | None) -> None:
         plot_heatmap(
             xp["mean_return"], xp["rows"], xp["cols"],
             f"{eval_set.set_id}: mean base return of partner (row) with member (column)", plot,
+        )  # fmt: skip
+        click.echo(f"wrote {plot}")
+
+
+@main.group()
+def heldout() -> None:
+    """Heldout teammate sets: build, list, show, verify and their cross-play matrices."""
+
+
+@heldout.command("build")
+@click.option("--task", "task_id", type=TASK, required=True, help="Task id or alias.")
+@click.option(
+    "--version",
+    default="v1",
+    show_default=True,
+    help="Set version: v1 (IPPO, BRDiv and heuristic members) or human-proxy-v1.",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Set folder (default: heldout/<task_id>/<version>; never an existing set).",
+)
+@click.option(
+    "--work",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Cache of trained candidates and best responses (default: "
+    "~/.cache/aht-bench/heldout-build or $AHT_BENCH_BUILD_DIR); an interrupted build resumes "
+    "from it.",
+)
+@click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="human-proxy-v1 only: where the human data is cached.")  # fmt: skip
+def heldout_build(
+    task_id: str, version: str, out: Path | None, work: Path | None, data_dir: Path | None
+) -> None:
+    """Build a heldout set from its recorded recipe, seeds and configs (CPU).
+
+    Publishing into heldout/ writes the set's lock, heldout/<task_id>/<version>.sha256; a set is
+    never overwritten: rebuild into --out DIR to compare with it."""
+    from aht_bench import heldout as ho
+    from aht_bench.heldout import build as hb
+
+    try:
+        if version == "human-proxy-v1":
+            from aht_bench.heldout import human
+
+            folder = human.build(task_id, out, data_dir=data_dir, log=click.echo)
+        else:
+            hb.recipe(task_id, version)
+            folder = hb.build(task_id, version, out=out, work=work, log=click.echo)
+    except (hb.HeldoutBuildError, ValueError) as e:  # incl. human.HumanDataError, bad tasks
+        raise click.UsageError(str(e)) from None
+    except KeyboardInterrupt:
+        click.echo("interrupted; nothing was published (trained pieces stay cached)", err=True)
+        raise click.exceptions.Exit(EXIT_SIGINT) from None
+    if out is None:
+        added = ho.lock_new(folder)
+        click.echo(f"locked {added} files in {ho.lock_path(folder)}")
+
+
+@heldout.command("list")
+def heldout_list() -> None:
+    """Every shipped set: task, version, members and the diversity of published sets."""
+    from aht_bench import heldout as ho
+
+    rows = ho.list_sets()
+    if not rows:
+        click.echo("no teammate sets found")
+    for row in rows:
+        if "error" in row:
+            click.echo(f"{row['task_id']}/{row['version']}: UNREADABLE: {row['error']}")
+            continue
+        label = "published" if row["published"] else "development"
+        diversity = ""
+        if row.get("diagonal_mean") is not None:
+            diversity = (
+                f"; BR cross-play diagonal {row['diagonal_mean']:.4g} vs off-diagonal "
+                f"{row['off_diagonal_mean']:.4g}"
+            )
+        click.echo(
+            f"{row['task_id']}/{row['version']} ({label}, {len(row['members'])} members{diversity})"
+        )
+        click.echo(f"    {', '.join(str(m) for m in row['members'])}")
+
+
+@heldout.command("show")
+@click.option("--task", "task_id", type=TASK, required=True, help="Task id or alias.")
+@click.option("--version", default="v1", show_default=True, help="Set version or folder.")
+def heldout_show(task_id: str, version: str) -> None:
+    """Verify one set and print its members, kinds, bounds and who set them."""
+    from aht_bench.evaluation.sets import TeammateSetError, TeammateSetIntegrityError, load_set
+
+    try:
+        eval_set = load_set(task_id, version)
+    except TeammateSetIntegrityError as e:
+        click.echo(f"error: teammate set integrity check failed: {e}", err=True)
+        raise click.exceptions.Exit(EXIT_TEAMMATE_INTEGRITY) from None
+    except TeammateSetError as e:
+        raise click.BadParameter(str(e), param_hint="--version") from None
+    manifest = eval_set.manifest or {}
+    click.echo(f"{eval_set.set_id} (manifest sha256 {eval_set.manifest_sha256}): verified")
+    if manifest.get("status"):
+        click.echo(manifest["status"])
+    for member in manifest.get("members", []):
+        b = member["bounds"]
+        click.echo(
+            f"  {member['name']:24s} {member.get('kind', '?'):16s} upper {b['upper']:.4g} "
+            f"(set by {b.get('upper_set_by', '?')}; best response "
+            f"{b.get('best_response_return', float('nan')):.4g})"
+        )
+    for p in manifest.get("pruned", []):
+        click.echo(f"  pruned {p['name']}: {p['reason']}")
+
+
+@heldout.command("verify")
+def heldout_verify() -> None:
+    """Check every file of every published set against its lock (heldout/<task_id>/<version>.sha256)
+    and load each set;
+    exit code 5 naming the files if anything differs."""
+    from aht_bench import heldout as ho
+
+    problems = ho.verify()
+    if problems:
+        for p in problems:
+            click.echo(f"error: {p}", err=True)
+        click.echo(
+            "the published heldout sets do not match their lock: restore heldout/ from the "
+            "repository (published sets never change)",
+            err=True,
+        )
+        raise click.exceptions.Exit(EXIT_TEAMMATE_INTEGRITY)
+    sets_ = ho.published_sets()
+    click.echo(f"verified {len(sets_)} published sets ({len(ho.read_lock())} files)")
+
+
+@heldout.command("xp")
+@click.option("--task", "task_id", type=TASK, required=True, help="Task id or alias.")
+@click.option("--version", default="v1", show_default=True, help="Set version or folder.")
+@click.option(
+    "--plot",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also draw the matrix as a heatmap (.png).",
+)
+def heldout_xp(task_id: str, version: str, plot: Path | None) -> None:
+    """The best-response cross-play matrix of a set (row: a member's best response, column: a
+    member), with its diagonal and off-diagonal means."""
+    from aht_bench.evaluation.sets import TeammateSetError, TeammateSetIntegrityError, load_set
+
+    try:
+        eval_set = load_set(task_id, version)
+    except TeammateSetIntegrityError as e:
+        click.echo(f"error: teammate set integrity check failed: {e}", err=True)
+        raise click.exceptions.Exit(EXIT_TEAMMATE_INTEGRITY) from None
+    except TeammateSetError as e:
+        raise click.BadParameter(str(e), param_hint="--version") from None
+    xp = (eval_set.manifest or {}).get("cross_play")
+    if not xp:
+        raise click.UsageError(f"{eval_set.set_id} has no best-response cross-play matrix")
+    cols = xp["cols"]
+    width = max(len(c) for c in cols) + 2
+    click.echo(" " * width + "".join(f"{c[:10]:>11s}" for c in cols))
+    for name, row in zip(xp["rows"], xp["mean_return"], strict=True):
+        click.echo(f"{name[: width - 1]:{width}s}" + "".join(f"{v:11.4g}" for v in row))
+    click.echo(
+        f"diagonal mean {xp['diagonal_mean']:.4g}, off-diagonal mean {xp['off_diagonal_mean']:.4g}"
+    )
+    if plot is not None:
+        from aht_bench.evaluation.plots import plot_heatmap
+
+        plot_heatmap(
+            xp["mean_return"], xp["rows"], cols,
+            f"{eval_set.set_id}: best response (row) with member (column)", plot,
         )  # fmt: skip
         click.echo(f"wrote {plot}")
 

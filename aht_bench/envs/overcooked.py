@@ -137,9 +137,31 @@ class ShapingParams:
     onion_in_pot: jax.Array  # () float32: onion -> empty while facing a pot
     plate_pickup: jax.Array  # () float32: empty hand -> plate
     soup_pickup: jax.Array  # () float32: plate -> dish (a ready soup taken from a pot)
+    onion_on_counter: jax.Array  # () float32: onion -> empty while facing a counter (a pass)
 
 
-PAPER_SHAPING = dict(onion_pickup=0.1, onion_in_pot=0.5, plate_pickup=0.1, soup_pickup=1.0)
+PAPER_SHAPING = dict(
+    onion_pickup=0.1, onion_in_pot=0.5, plate_pickup=0.1, soup_pickup=1.0, onion_on_counter=0.0
+)
+"""The paper's coefficients; `onion_on_counter` (0 here) is only used by the heldout
+`ippo_mlp_pass` teammates (`with_shaping`)."""
+
+
+def with_shaping(env: Overcooked, **coefficients: float) -> Overcooked:
+    """A copy of `env` whose shaped reward uses `coefficients` in place of the paper's
+    (names of `ShapingParams`); the base reward, observations and dynamics are unchanged."""
+    import copy
+
+    unknown = sorted(set(coefficients) - set(PAPER_SHAPING))
+    if unknown:
+        raise ValueError(
+            f"unknown shaped-reward coefficients {unknown}; choose from {sorted(PAPER_SHAPING)}"
+        )
+    out = copy.copy(env)
+    out.params = dataclasses.replace(
+        env.params, **{k: jnp.asarray(v, jnp.float32) for k, v in coefficients.items()}
+    )
+    return out
 
 
 def _positions(flat_idx: Any, width: int) -> np.ndarray:
@@ -244,6 +266,7 @@ class Overcooked(Environment[OvercookedState]):
             np.concatenate(self.spawn_cells if self.divided else self.spawn_cells[:1]), jnp.uint32
         )
         self._pot_mask = jnp.asarray(kinds == CELL_POT)
+        self._counter_mask = jnp.asarray(kinds == COUNTER)
         # The start maze_map without agents, built once by JaxMARL's own map builder; a reset
         # only writes the two agent cells into it (see `_start_inner`).
         none = np.zeros((0, 2), np.uint32)
@@ -390,19 +413,23 @@ class Overcooked(Environment[OvercookedState]):
         the cell it faced is `agent_pos + agent_dir` before the step. Per seat:
             empty -> onion                   : onion pickup (pile or counter)   +0.1
             onion -> empty, facing a pot     : onion into pot                   +0.5
+            onion -> empty, facing a counter : onion placed on a counter         0 (see below)
             empty -> plate                   : plate pickup (pile or counter)   +0.1
             plate -> dish                    : soup pickup from a ready pot     +1.0
         (onion -> empty facing a counter is a drop, and dish -> empty a drop or a delivery:
-        neither is shaped). Unlike JaxMARL, a plate pickup is rewarded whether or not a pot
-        needs it. Shape (2,) float32.
+        neither is shaped, except that `with_shaping(env, onion_on_counter=c)` rewards an onion
+        placed on a counter with c: the heldout `ippo_mlp_pass` teammates). Unlike JaxMARL, a
+        plate pickup is rewarded whether or not a pot needs it. Shape (2,) float32.
         """
         held, now = before.agent_inv, after.agent_inv
         faced = before.agent_pos.astype(jnp.int32) + before.agent_dir.astype(jnp.int32)
         facing_pot = self._pot_mask[faced[:, 1], faced[:, 0]]
+        facing_counter = self._counter_mask[faced[:, 1], faced[:, 0]]
         p = self.params
         return (
             p.onion_pickup * ((held == EMPTY) & (now == ONION))
             + p.onion_in_pot * ((held == ONION) & (now == EMPTY) & facing_pot)
+            + p.onion_on_counter * ((held == ONION) & (now == EMPTY) & facing_counter)
             + p.plate_pickup * ((held == EMPTY) & (now == PLATE))
             + p.soup_pickup * ((held == PLATE) & (now == DISH))
         )

@@ -244,27 +244,47 @@ def _build_member(task_id: str, folder: Path, member: dict[str, Any]) -> tuple[A
         except ValueError as e:
             raise TeammateSetIntegrityError(f"member {name}: {e}") from None
     if "file" in member:
-        from aht_bench.policies.io import PolicyFileError, load_policy
+        return _load_weights(folder, name, member)
+    if "seat_files" in member:
+        from aht_bench import envs
+        from aht_bench.policies.seated import SeatPair
 
-        path = folder / str(member["file"])
-        try:
-            blob = path.read_bytes()
-        except OSError:
+        files = member["seat_files"]
+        if not isinstance(files, list) or [f.get("seat") for f in files] != [0, 1]:
             raise TeammateSetIntegrityError(
-                f"member {name}: weight file {path} is missing; restore the set"
-            ) from None
-        if _sha256(blob) != member.get("sha256"):
-            raise TeammateSetIntegrityError(
-                f"member {name}: {path} does not match the sha256 in the manifest: the weight "
-                "file was edited or corrupted; restore the set"
+                f"member {name} of the set in {folder}: seat_files must list seat 0 then seat 1"
             )
+        (left, p_left), (right, p_right) = (_load_weights(folder, name, f) for f in files)
         try:
-            return load_policy(path)
-        except PolicyFileError as e:
+            pair = SeatPair.for_env(envs.make(task_id), (left, right))
+        except ValueError as e:
             raise TeammateSetIntegrityError(f"member {name}: {e}") from None
+        return pair, (p_left, p_right)
     raise TeammateSetIntegrityError(
-        f"member {name} of the set in {folder} has neither 'heuristic' nor 'file'"
+        f"member {name} of the set in {folder} has neither 'heuristic', 'file' nor 'seat_files'"
     )
+
+
+def _load_weights(folder: Path, name: str, entry: dict[str, Any]) -> tuple[Any, Any]:
+    """(policy, params) of the weight file `entry["file"]`, checked against `entry["sha256"]`."""
+    from aht_bench.policies.io import PolicyFileError, load_policy
+
+    path = folder / str(entry["file"])
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        raise TeammateSetIntegrityError(
+            f"member {name}: weight file {path} is missing; restore the set"
+        ) from None
+    if _sha256(blob) != entry.get("sha256"):
+        raise TeammateSetIntegrityError(
+            f"member {name}: {path} does not match the sha256 in the manifest: the weight "
+            "file was edited or corrupted; restore the set"
+        )
+    try:
+        return load_policy(path)
+    except PolicyFileError as e:
+        raise TeammateSetIntegrityError(f"member {name}: {e}") from None
 
 
 def _bound(member: dict[str, Any], key: str, folder: Path) -> float:
@@ -279,8 +299,8 @@ def _bound(member: dict[str, Any], key: str, folder: Path) -> float:
     return value
 
 
-def load_set(task: str, name: str | os.PathLike[str] = "dev") -> EvaluationSet:
-    """The teammate set `name` (a version such as "dev", or a set folder) for `task`."""
+def load_set(task: str, name: str | os.PathLike[str] = "v1") -> EvaluationSet:
+    """The teammate set `name` (a version such as "v1" or "dev", or a set folder) for `task`."""
     from aht_bench import envs
 
     task_id = envs.resolve(task)

@@ -199,10 +199,34 @@ class IPPOConfig(RunConfig):
 
     hidden: tuple[int, ...] = (64, 64)
     """Hidden layer sizes of each agent's actor and critic MLPs."""
+    shaping: tuple[tuple[str, float], ...] = ()
+    """Overcooked only: shaped-reward coefficients that replace the paper's, as (name, value)
+    pairs of `aht_bench.envs.overcooked.ShapingParams` (e.g. (("onion_on_counter", 0.5),) for
+    the heldout `ippo_mlp_pass` teammates); () keeps the paper's."""
 
     def __post_init__(self) -> None:
         _check_mlp_hidden(self)
         super().__post_init__()
+        object.__setattr__(
+            self, "shaping", tuple((str(k), float(v)) for k, v in dict(self.shaping).items())
+        )
+        if self.shaping:
+            from aht_bench.envs import registry
+            from aht_bench.envs.overcooked import PAPER_SHAPING
+
+            _require(
+                registry.resolve(self.task_id).startswith("overcooked-"),
+                "shaping",
+                self.shaping,
+                "shaped-reward coefficients exist only on the Overcooked tasks; use ()",
+            )
+            unknown = sorted({k for k, _ in self.shaping} - set(PAPER_SHAPING))
+            _require(
+                not unknown,
+                "shaping",
+                self.shaping,
+                f"unknown coefficients {unknown}; choose from {sorted(PAPER_SHAPING)}",
+            )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

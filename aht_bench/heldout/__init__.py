@@ -1,0 +1,238 @@
+"""Heldout teammate sets: load, list, verify and build the published sets in `heldout/`.
+
+    from aht_bench import heldout
+    mates = heldout.load("cramped_room")                 # TeammateSet of heldout v1 (JAX)
+    policy, params = heldout.member("cramped_room", "ippo_mlp_0")
+    env = EgoEnv("cramped_room", teammate=policy, teammate_params=params)   # Gymnasium
+    eval_set = heldout.load_set("cramped_room", "v1")    # + bounds and seatings (BRProx)
+    heldout.verify()                                     # every published byte vs its lock
+    policy, params = heldout.bc_partner("cramped_room")  # human-data partner to TRAIN with
+
+A published set is `heldout/<task_id>/<version>/` (`v1`, `human-proxy-v1`; `dev` folders are
+development sets, not published): `manifest.json` (members, kinds, weight files with sha256,
+bounds with provenance, the best-response cross-play matrix, the recipe that built it),
+`manifest.sha256`, and the weights. Its lock `heldout/<task_id>/<version>.sha256`, written once
+when the set is published, holds the sha256 of every file of the set (`sha256sum -c` format,
+run from heldout/); `verify` checks every file against the locks, refuses unlisted files in a
+published folder, and loads every set (manifest and weight hashes again). Published sets are
+immutable: publishing adds files, it never edits one (`lock_new` refuses to rewrite a lock).
+
+`build` (in `aht_bench.heldout.build`) makes a set from its recipe (`aht_bench.heldout.recipes`);
+`aht_bench.heldout.human` builds the human-proxy sets.
+
+May import the standard library, numpy and aht_bench.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from aht_bench.evaluation.sets import (
+    MANIFEST,
+    EvaluationSet,
+    TeammateSetError,
+    TeammateSetIntegrityError,
+    heldout_root,
+    load_set,
+    read_manifest,
+)
+from aht_bench.policies.population import TeammateSet
+
+LOCK_SUFFIX = ".sha256"
+LOCK = "<task_id>/<version>.sha256"  # where each published set's lock lives
+DEFAULT_VERSION = "v1"
+DEVELOPMENT = "dev"
+
+__all__ = [
+    "DEFAULT_VERSION",
+    "LOCK",
+    "EvaluationSet",
+    "TeammateSetError",
+    "TeammateSetIntegrityError",
+    "bc_partner",
+    "list_sets",
+    "load",
+    "load_set",
+    "lock_new",
+    "member",
+    "published_sets",
+    "verify",
+]
+
+
+def load(task: str, version: str = DEFAULT_VERSION) -> TeammateSet:
+    """The members of `task`'s heldout set `version` as a `TeammateSet`, verified.
+
+    `TeammateSet.act(index, carry, obs, key)` is jittable and vmappable; `names`, `policies`
+    and `params` give each member as a policy of the `aht_bench.policies` protocol.
+    """
+    return load_set(task, version).teammates
+
+
+def member(task: str, name: str, version: str = DEFAULT_VERSION) -> tuple[Any, Any]:
+    """(policy, params) of member `name` of `task`'s set `version`: a teammate for
+    `EgoEnv(task, teammate=policy, teammate_params=params)` or PettingZoo's `teammates=`."""
+    mates = load(task, version)
+    i = mates.index(name)
+    return mates.policies[i], mates.params[i]
+
+
+def bc_partner(task: str, version: str = "human-proxy-v1") -> tuple[Any, Any]:
+    """(policy, params) of the behaviour-cloned partner shipped with `task`'s human-proxy set:
+    cloned from the TRAIN split of the human data, so an ego agent may train with it and still
+    be evaluated fairly against the human proxy (cloned from the test split). Verified."""
+    from aht_bench import envs
+    from aht_bench.evaluation.sets import _load_weights, resolve_set_folder
+
+    folder = resolve_set_folder(envs.resolve(task), version)
+    manifest, _ = read_manifest(folder)
+    entry = manifest.get("bc_partner")
+    if not isinstance(entry, dict):
+        raise TeammateSetError(f"the set in {folder} ships no bc_partner")
+    return _load_weights(folder, "bc_partner", entry)
+
+
+def _is_published(folder: Path) -> bool:
+    return folder.name != DEVELOPMENT and (folder / MANIFEST).is_file()
+
+
+def published_sets(root: Path | None = None) -> list[Path]:
+    """Folders of every published set under `root` (default: the heldout/ folder)."""
+    root = root or heldout_root()
+    if not root.is_dir():
+        return []
+    return sorted(v for t in root.iterdir() if t.is_dir() for v in t.iterdir() if _is_published(v))
+
+
+def list_sets(root: Path | None = None) -> list[dict[str, Any]]:
+    """One summary per set (published and development): task, version, members, status."""
+    root = root or heldout_root()
+    out = []
+    if not root.is_dir():
+        return out
+    for task_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        for folder in sorted(p for p in task_dir.iterdir() if (p / MANIFEST).is_file()):
+            try:
+                manifest, digest = read_manifest(folder)
+            except TeammateSetError as e:
+                out.append({"task_id": task_dir.name, "version": folder.name, "error": str(e)})
+                continue
+            xp = manifest.get("cross_play") or {}
+            out.append(
+                {
+                    "task_id": manifest.get("task_id", task_dir.name),
+                    "version": manifest.get("version", folder.name),
+                    "published": folder.name != DEVELOPMENT,
+                    "members": [m.get("name") for m in manifest.get("members", [])],
+                    "kinds": [m.get("kind") for m in manifest.get("members", [])],
+                    "diagonal_mean": xp.get("diagonal_mean"),
+                    "off_diagonal_mean": xp.get("off_diagonal_mean"),
+                    "manifest_sha256": digest,
+                    "folder": str(folder),
+                }
+            )
+    return out
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file())
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def lock_path(folder: Path) -> Path:
+    """The lock of the set in `folder`: `heldout/<task_id>/<version>.sha256`, next to it."""
+    return folder.parent / f"{folder.name}{LOCK_SUFFIX}"
+
+
+def _read_lock_file(path: Path, root: Path) -> dict[str, str]:
+    out = {}
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split(None, 1)
+        if len(parts) != 2 or len(parts[0]) != 64:
+            raise TeammateSetIntegrityError(f"{path}:{n} is not a 'sha256  path' line")
+        out[parts[1].strip()] = parts[0]
+    return out
+
+
+def read_lock(root: Path | None = None) -> dict[str, str]:
+    """path relative to `root` -> sha256, from every set lock under `root` (heldout/)."""
+    root = root or heldout_root()
+    out: dict[str, str] = {}
+    if root.is_dir():
+        for path in sorted(root.glob(f"*/*{LOCK_SUFFIX}")):
+            out |= _read_lock_file(path, root)
+    return out
+
+
+def lock_new(folder: Path, root: Path | None = None) -> int:
+    """Write the lock of the newly published set in `folder` (every file's sha256); returns how
+    many files it lists.
+
+    A lock is written once: if the set already has one, nothing is written, and a file whose
+    digest differs from its locked one is a TeammateSetIntegrityError (a published set never
+    changes; publish a new version instead)."""
+    from aht_bench.files import atomic_write_bytes
+
+    root = root or heldout_root()
+    lock = {p.relative_to(root).as_posix(): _digest(p) for p in _files(folder)}
+    path = lock_path(folder)
+    if path.is_file():
+        old = _read_lock_file(path, root)
+        changed = sorted(p for p in lock if p in old and old[p] != lock[p])
+        added = sorted(set(lock) - set(old))
+        if changed or added:
+            what = changed[0] if changed else added[0]
+            raise TeammateSetIntegrityError(
+                f"{what} differs from the published set's lock {path.name} ("
+                f"{'changed' if changed else 'added'}): a published set never changes; "
+                "publish a new version instead"
+            )
+        return 0
+    text = f"# sha256 of every file of the published set {folder.name}; never edit by hand\n"
+    text += "".join(f"{d}  {p}\n" for p, d in sorted(lock.items()))
+    atomic_write_bytes(path, text.encode())
+    return len(lock)
+
+
+def verify(root: Path | None = None, load_members: bool = True) -> list[str]:
+    """Problems found in the published sets (an empty list when all is well).
+
+    Every locked file must exist with its digest; a published folder must hold no file the lock
+    does not list; each published set must load (manifest and weight hashes, cards, shapes).
+    """
+    root = root or heldout_root()
+    problems: list[str] = []
+    lock = read_lock(root)
+    folders = published_sets(root)
+    for folder in folders:
+        if not lock_path(folder).is_file():
+            rel = lock_path(folder).relative_to(root).as_posix()
+            problems.append(f"{rel} is missing: the published set cannot be verified")
+    for rel, digest in sorted(lock.items()):
+        path = root / rel
+        if not path.is_file():
+            problems.append(f"{rel}: missing (published file)")
+        elif _digest(path) != digest:
+            problems.append(f"{rel}: sha256 differs from its lock (the file was changed)")
+    for folder in folders:
+        for path in _files(folder):
+            rel = path.relative_to(root).as_posix()
+            if rel not in lock:
+                problems.append(
+                    f"{rel}: not in {lock_path(folder).name} (an unpublished file in a published "
+                    "set)"
+                )
+        if load_members:
+            manifest_task = folder.parent.name
+            try:
+                load_set(manifest_task, folder)
+            except (TeammateSetError, ValueError) as e:
+                problems.append(f"{folder.relative_to(root).as_posix()}: {e}")
+    return problems

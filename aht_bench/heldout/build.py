@@ -1,0 +1,677 @@
+"""Building a heldout set: candidates, best responses, cross-play, pruning, bounds, publishing.
+
+    aht-bench heldout build --task cramped_room --version v1      # -> heldout/<task_id>/v1/
+    build("cramped_room", "v1", out=Path("/tmp/rebuild"))          # a rebuild elsewhere
+
+The steps (paper App. "Evaluation Teammates" and "Evaluation Return Normalization Procedure"):
+
+1. **Candidates** from the recipe (`recipes.V1`): IPPO self-play teams, BRDiv confederates,
+   heuristics. A learned candidate is one agent on seat-symmetric tasks (LBF and the undivided
+   Overcooked layouts: the agent that trained in seat 1, the teammate seat when an ego takes
+   seat 0; observations are egocentric and spawns symmetric, so it plays either seat). On the
+   divided layouts (asymm_advantages, forced_coord) it is the self-play pair, played as a
+   `SeatPair`: the IPPO team's agent of each side, or the BRDiv confederate on its side with its
+   own best response on the other.
+2. **Best responses**: a PPO best response per candidate and seat (`recipe.br_seats`); on
+   divided layouts the two seats' best responses form one `SeatPair` partner.
+3. **Evaluation**: every partner (each candidate's best response, every candidate, the recipe's
+   extra heuristics) plays every candidate in every seating (`evaluate.cross_play`).
+4. **Pruning**: a candidate is kept if it is competent (its best-response return is above zero
+   and at least `min_competence` of the best candidate's) and adds diversity: its own best
+   response beats the other kept candidates' best responses with it by at least `min_gap` of its
+   best-response return. Candidates failing diversity are dropped one at a time, the least
+   diverse first, recomputing the others' off-diagonal means after each drop. Every pruned
+   candidate is recorded with its reason and numbers.
+5. **Bounds**: lower 0; upper the best-response return, raised to the best return of any
+   evaluated partner (who raised it and by how much is recorded).
+6. **Publish**: `heldout/<task_id>/<version>/manifest.json` (+ `manifest.sha256`), the kept
+   members' weights under `members/`, their best responses under `br/`; assembled in a temporary
+   folder and renamed into place. A published version is never overwritten: building onto an
+   existing folder is refused (rebuild elsewhere with `out=`).
+
+Trained pieces are cached under the work folder (default `~/.cache/aht-bench/heldout-build/`,
+`AHT_BENCH_BUILD_DIR` or `work=`), keyed by name, seed and budget, so an interrupted build
+resumes where it stopped. PPO, BRDiv and evaluation are seeded; on the same CPU build of the
+same libraries a rebuild reproduces the same weights bit for bit.
+
+May import jax, numpy, tqdm, the standard library and aht_bench.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+from aht_bench.evaluation import sets
+from aht_bench.heldout import recipes
+from aht_bench.heldout.recipes import BR_SEED, BRDIV_SEED, IPPO_SEED, Recipe
+from aht_bench.policies.population import TeammateSet
+from aht_bench.policies.seated import SeatPair
+
+BUILD_DIR_ENV = "AHT_BENCH_BUILD_DIR"
+Log = Callable[[str], None]
+
+
+class HeldoutBuildError(RuntimeError):
+    """A set that cannot be built as asked (a usage error or a failed recipe)."""
+
+
+@dataclasses.dataclass
+class Candidate:
+    """One candidate member: how it plays and where its weights are."""
+
+    name: str
+    kind: str  # "ippo", "ippo-checkpoint", "ippo-shaped", "brdiv", "heuristic"
+    policy: Any
+    params: Any
+    files: list[tuple[int | None, Path]]  # (seat or None for a single agent, cached weight file)
+    source: dict[str, Any]  # how it was made (seed, config, training numbers)
+
+
+def recipe(task: str, version: str = "v1") -> Recipe:
+    """The recipe of `task` (id or alias) for `version`; a HeldoutBuildError lists the choices."""
+    from aht_bench import envs
+
+    if version not in recipes.RECIPES:
+        raise HeldoutBuildError(
+            f"no build recipe for version {version!r}; versions with recipes: "
+            f"{', '.join(recipes.RECIPES)}"
+        )
+    task_id = envs.resolve(task)
+    table = recipes.RECIPES[version]
+    if task_id not in table:
+        raise HeldoutBuildError(
+            f"no {version} recipe for {task_id}; tasks with one: {', '.join(table)}"
+        )
+    return table[task_id]
+
+
+def default_work_dir() -> Path:
+    override = os.environ.get(BUILD_DIR_ENV)
+    if override:
+        return Path(override)
+    return Path.home() / ".cache" / "aht-bench" / "heldout-build"
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _progress(total: int, label: str) -> tuple[Callable[[int, Any], None], Callable[[], None]]:
+    """An `on_update` callback drawing a tqdm bar over `total` updates, and its closer."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=label, unit="upd", leave=False, dynamic_ncols=True)
+
+    def update(done: int, _metrics: Any) -> None:
+        bar.update(done - bar.n)
+
+    return update, bar.close
+
+
+def _seat_agent(tree: Any, seat: int) -> Any:
+    """Seat `seat`'s params of seed 0 from IPPO params with leaves (seeds, agents, ...)."""
+    return jax.tree.map(lambda x: np.asarray(x[0, seat]), jax.device_get(tree))
+
+
+# ---------------------------------------------------------------------------------- candidates
+
+
+def _pairs(env: Any) -> bool:
+    """Whether learned members are side pairs (`SeatPair`): on divided Overcooked layouts."""
+    return bool(getattr(env, "divided", False))
+
+
+def _cached_policy(path: Path) -> tuple[Any, Any] | None:
+    from aht_bench.policies.io import PolicyFileError, load_policy
+
+    if not path.is_file():
+        return None
+    try:
+        return load_policy(path)
+    except PolicyFileError:
+        return None
+
+
+def _ippo_candidates(rec: Recipe, env: Any, work: Path, log: Log) -> list[Candidate]:
+    from aht_bench.algorithms import ippo
+    from aht_bench.policies.io import save_policy
+    from aht_bench.training import presets
+    from aht_bench.training.config import IPPOConfig
+
+    out: list[Candidate] = []
+    for source in rec.ippo:
+        base = presets.get("ippo", "quick", rec.task_id)
+        assert isinstance(base, IPPOConfig)
+        steps = source.timesteps or base.total_timesteps
+        config = dataclasses.replace(base, total_timesteps=steps)
+        updates = config.num_updates
+        marks = tuple(sorted({max(1, round(f * updates)) for f in source.checkpoints}))
+        if source.onion_on_counter_reward:
+            config = dataclasses.replace(
+                config, shaping=(("onion_on_counter", source.onion_on_counter_reward),)
+            )
+        for k in range(source.seeds):
+            seed = IPPO_SEED + source.seed_offset + k
+            name = f"{source.prefix}_{k}"
+            stem = f"{name}-s{seed}-t{steps}"
+            seats = (0, 1) if _pairs(env) else (1,)
+            team_marks = marks if k == source.checkpoint_team else ()
+            wanted = [(None, s, work / f"{stem}-seat{s}.safetensors") for s in seats]
+            wanted += [
+                (u, s, work / f"{stem}-c{u}-seat{s}.safetensors") for u in team_marks for s in seats
+            ]
+            if not all(p.is_file() for _, _, p in wanted):
+                log(f"training IPPO team {name} (seed {seed}, {steps:,} env steps)")
+                cfg = dataclasses.replace(config, checkpoint_updates=team_marks)
+                start = time.perf_counter()
+                tick, close = _progress(cfg.num_updates, name)
+                try:
+                    result = ippo.train(jax.random.PRNGKey(seed), cfg, 1, on_update=tick)
+                finally:
+                    close()
+                seconds = round(time.perf_counter() - start, 1)
+                curve = np.asarray(result.metrics["episode_return"][0], np.float64)
+                tail = curve[-max(1, len(curve) // 10) :]
+                final = float(np.nanmean(tail)) if np.any(np.isfinite(tail)) else None
+                log(f"  done in {seconds:.0f}s; self-play return at the end {final}")
+                net = ippo.network(cfg)
+                for update, seat, path in wanted:
+                    tree = (
+                        ippo.learner_params(result.state)
+                        if update is None
+                        else result.checkpoints[update]
+                    )
+                    prov = {
+                        "algorithm": "ippo (aht_bench.algorithms.ippo)",
+                        "preset": "quick",
+                        "total_timesteps": steps,
+                        "seed": seed,
+                        "key": f"jax.random.PRNGKey({seed})",
+                        "seat": seat,
+                        "update": update if update is not None else cfg.num_updates,
+                        "train_seconds": seconds,
+                        "final_self_play_return": final,
+                        "onion_on_counter_reward": source.onion_on_counter_reward,
+                    }
+                    save_policy(
+                        path,
+                        net,
+                        _seat_agent(tree, seat),
+                        {"task_id": rec.task_id, "provenance": prov},
+                    )
+            for update in (None, *team_marks):
+                suffix = "" if update is None else f"_c{update}"
+                tag = stem if update is None else f"{stem}-c{update}"
+                files: list[tuple[int | None, Path]] = [
+                    (s if _pairs(env) else None, work / f"{tag}-seat{s}.safetensors") for s in seats
+                ]
+                loaded = [_cached_policy(p) for _, p in files]
+                assert all(x is not None for x in loaded)
+                from aht_bench.policies.io import read_card
+
+                card = read_card(files[0][1])
+                kind = source.kind if update is None else "ippo-checkpoint"
+                out.append(
+                    _make_candidate(env, f"{name}{suffix}", kind, loaded, files, card["provenance"])
+                )
+    return out
+
+
+def _make_candidate(
+    env: Any,
+    name: str,
+    kind: str,
+    loaded: list[Any],
+    files: list[tuple[int | None, Path]],
+    source: dict[str, Any],
+) -> Candidate:
+    if len(loaded) == 1:
+        policy, params = loaded[0]
+    else:
+        policy = SeatPair.for_env(env, (loaded[0][0], loaded[1][0]))
+        params = (loaded[0][1], loaded[1][1])
+    return Candidate(name, kind, policy, params, files, source)
+
+
+def _brdiv_candidates(rec: Recipe, env: Any, work: Path, log: Log) -> list[Candidate]:
+    from aht_bench.algorithms import brdiv
+    from aht_bench.policies.io import read_card, save_policy
+
+    source = rec.brdiv
+    if source is None:
+        return []
+    out: list[Candidate] = []
+    for run in range(source.runs):
+        seed = BRDIV_SEED + run
+        n = source.population_size
+        config = brdiv.preset(
+            "quick",
+            rec.task_id,
+            population_size=n,
+            num_envs=source.num_envs,
+            generation_timesteps=n * n * source.num_envs * 128 * source.generation_updates,
+        )
+        conf_seat = 1 - config.ego_seat
+        stem = f"brdiv{run + 1}-s{seed}-n{n}-u{source.generation_updates}"
+        paths = {
+            (j, role): work / f"{stem}-{role}{j}.safetensors"
+            for j in range(n)
+            for role in ("conf", "br")
+        }
+        if not all(p.is_file() for p in paths.values()):
+            log(
+                f"training BRDiv run {run + 1} (seed {seed}, {n} pairs, "
+                f"{config.generation_timesteps:,} env steps)"
+            )
+            start = time.perf_counter()
+            state = brdiv.init_seeds(jax.random.PRNGKey(seed), config, 1)
+            metrics: dict[str, Any] = {}
+            from tqdm import tqdm
+
+            for _ in tqdm(range(config.generation_iterations), desc=stem, leave=False):
+                state, metrics = brdiv.iterate(state, config)
+            seconds = round(time.perf_counter() - start, 1)
+            sp = float(np.asarray(metrics.get("sp_return", [np.nan]))[0])
+            xp = float(np.asarray(metrics.get("xp_return", [np.nan]))[0])
+            log(f"  done in {seconds:.0f}s; SP return {sp:.3g}, XP return {xp:.3g}")
+            confs = brdiv.population(state, config, 0)
+            brs = brdiv.best_responses(state, config, 0)
+            for j in range(n):
+                for role, pop in (("conf", confs), ("br", brs)):
+                    prov = {
+                        "algorithm": "brdiv (aht_bench.algorithms.brdiv), generation stage",
+                        "preset": "quick",
+                        "population_size": n,
+                        "generation_timesteps": config.generation_timesteps,
+                        "xp_coef": config.xp_coef,
+                        "seed": seed,
+                        "key": f"jax.random.PRNGKey({seed})",
+                        "role": "confederate" if role == "conf" else "best response",
+                        "pair": j,
+                        "seat": conf_seat if role == "conf" else config.ego_seat,
+                        "train_seconds": seconds,
+                        "final_sp_return": sp,
+                        "final_xp_return": xp,
+                    }
+                    params = jax.tree.map(lambda x, j=j: np.asarray(x[j]), pop.params)
+                    save_policy(
+                        paths[(j, role)],
+                        brdiv.networks(config).confederate
+                        if role == "conf"
+                        else brdiv.networks(config).best_response,
+                        params,
+                        {"task_id": rec.task_id, "provenance": prov},
+                    )
+        for j in range(n):
+            name = f"brdiv-conf{run + 1}_{j}"
+            conf = _cached_policy(paths[(j, "conf")])
+            assert conf is not None
+            prov = read_card(paths[(j, "conf")])["provenance"]
+            if _pairs(env):
+                br = _cached_policy(paths[(j, "br")])
+                assert br is not None
+                by_seat = {
+                    conf_seat: (conf, paths[(j, "conf")]),
+                    1 - conf_seat: (br, paths[(j, "br")]),
+                }
+                loaded = [by_seat[0][0], by_seat[1][0]]
+                files: list[tuple[int | None, Path]] = [(0, by_seat[0][1]), (1, by_seat[1][1])]
+            else:
+                loaded, files = [conf], [(None, paths[(j, "conf")])]  # type: ignore[list-item]
+            out.append(_make_candidate(env, name, "brdiv", loaded, files, prov))
+    return out
+
+
+def _heuristic_candidates(rec: Recipe) -> list[Candidate]:
+    from aht_bench.policies.heuristics import make_heuristic
+
+    return [
+        Candidate(n, "heuristic", make_heuristic(rec.task_id, n), None, [], {"heuristic": n})
+        for n in rec.heuristics
+    ]
+
+
+# ------------------------------------------------------------------------------ best responses
+
+
+def _best_responses(
+    rec: Recipe, env: Any, candidates: list[Candidate], work: Path, log: Log
+) -> list[tuple[Any, Any, list[dict[str, Any]]]]:
+    """Per candidate: (partner policy, params, one provenance dict per seat with its file)."""
+    from aht_bench.algorithms import br
+    from aht_bench.policies.io import read_card, save_policy
+    from aht_bench.training import presets
+    from aht_bench.training.config import BRConfig
+
+    out = []
+    for c, cand in enumerate(candidates):
+        trained = []
+        for seat in rec.br_seats:
+            seed = BR_SEED + 10 * c + seat
+            path = work / f"br-{cand.name}-seat{seat}-s{seed}-t{rec.br_timesteps}.safetensors"
+            cached = _cached_policy(path)
+            if cached is None:
+                config = presets.get(
+                    "br", "quick", rec.task_id, total_timesteps=rec.br_timesteps, learner_seat=seat
+                )
+                assert isinstance(config, BRConfig)
+                log(
+                    f"training a best response to {cand.name} in seat {seat} "
+                    f"({rec.br_timesteps:,} steps, seed {seed})"
+                )
+                start = time.perf_counter()
+                # one name for every teammate: same-architecture members share a compile
+                mates = TeammateSet(["partner"], [(cand.policy, cand.params)])
+                tick, close = _progress(config.num_updates, f"br {cand.name} seat {seat}")
+                try:
+                    result = br.train(jax.random.PRNGKey(seed), config, mates, on_update=tick)
+                finally:
+                    close()
+                params = jax.tree.map(lambda x: np.asarray(x[0]), br.learner_params(result.state))
+                curve = np.asarray(result.metrics["episode_return"][0], np.float64)
+                tail = curve[-max(1, len(curve) // 10) :]
+                prov = {
+                    "algorithm": "br (aht_bench.algorithms.br, PPO)",
+                    "preset": "quick",
+                    "total_timesteps": rec.br_timesteps,
+                    "learner_seat": seat,
+                    "seed": seed,
+                    "key": f"jax.random.PRNGKey({seed})",
+                    "best_response_to": cand.name,
+                    "train_seconds": round(time.perf_counter() - start, 1),
+                    "final_train_return": float(np.nanmean(tail))
+                    if np.any(np.isfinite(tail))
+                    else None,
+                }
+                save_policy(
+                    path, br.network(config), params, {"task_id": rec.task_id, "provenance": prov}
+                )
+                log(
+                    f"  done in {prov['train_seconds']:.0f}s; "
+                    f"return at the end {prov['final_train_return']}"
+                )
+                cached = _cached_policy(path)
+                assert cached is not None
+            prov = dict(read_card(path)["provenance"])
+            prov["cache_file"] = str(path)
+            trained.append((cached, prov))
+        if len(trained) == 1:
+            (policy, params), _ = trained[0]
+        else:
+            policy = SeatPair.for_env(env, (trained[0][0][0], trained[1][0][0]))
+            params = (trained[0][0][1], trained[1][0][1])
+        out.append((policy, params, [p for _, p in trained]))
+    return out
+
+
+# ----------------------------------------------------------------------------------- selection
+
+
+def select(
+    xp: np.ndarray, names: list[str], min_competence: float, min_gap: float
+) -> tuple[list[int], list[dict[str, Any]]]:
+    """Indices of the kept candidates and the pruned ones' records.
+
+    `xp[i, j]`: mean return of candidate i's best response with candidate j (diagonal: each with
+    its own). Competence first (diag > 0 and >= `min_competence` * max diag), then diversity:
+    while some kept j has `diag_j - offdiag_j < min_gap * diag_j` (offdiag over the other kept
+    candidates' best responses), drop the one with the smallest gap ratio.
+    """
+    diag = np.diag(xp).astype(np.float64)
+    best = float(diag.max()) if diag.size else 0.0
+    kept: list[int] = []
+    pruned: list[dict[str, Any]] = []
+    for j, name in enumerate(names):
+        if diag[j] <= 0 or diag[j] < min_competence * best:
+            pruned.append(
+                {
+                    "name": name,
+                    "reason": "not competent",
+                    "best_response_return": float(diag[j]),
+                    "threshold": float(max(min_competence * best, 0.0)),
+                }
+            )
+        else:
+            kept.append(j)
+    while len(kept) > 1:
+        gaps = []
+        for j in kept:
+            others = [i for i in kept if i != j]
+            off = float(xp[others, j].mean())
+            gaps.append(((diag[j] - off) / diag[j], j, off))
+        worst = min(gaps)
+        if worst[0] >= min_gap:
+            break
+        ratio, j, off = worst
+        kept.remove(j)
+        pruned.append(
+            {
+                "name": names[j],
+                "reason": "adds no diversity",
+                "best_response_return": float(diag[j]),
+                "other_best_responses_return": off,
+                "gap_fraction": ratio,
+                "threshold": min_gap,
+            }
+        )
+    return kept, pruned
+
+
+# ------------------------------------------------------------------------------------- build
+
+
+def build(
+    task: str,
+    version: str = "v1",
+    *,
+    out: Path | None = None,
+    work: Path | None = None,
+    log: Log = print,
+) -> Path:
+    """Build `version` of `task`'s heldout set into `out` (default heldout/<task_id>/<version>/).
+
+    Refuses to overwrite an existing set (published sets are immutable). Returns the folder.
+    """
+    from aht_bench import __version__, envs
+    from aht_bench.evaluation.evaluate import cross_play
+    from aht_bench.evaluation.record import library_versions
+
+    rec = recipe(task, version)
+    task_id = rec.task_id
+    out = Path(out) if out is not None else sets.heldout_root() / task_id / version
+    if (out / sets.MANIFEST).exists():
+        raise HeldoutBuildError(
+            f"{out} already holds a set: published sets are never overwritten; rebuild into "
+            "another folder with --out DIR (and compare), or make a new version"
+        )
+    if out.exists() and any(out.iterdir()):
+        raise HeldoutBuildError(f"{out} exists and is not empty; choose an empty or new folder")
+    cache = Path(work) if work is not None else default_work_dir()
+    cache = cache / task_id
+    cache.mkdir(parents=True, exist_ok=True)
+    start = time.perf_counter()
+    env = envs.make(task_id)
+    seatings = sets.default_seatings(task_id, env.num_agents)
+
+    candidates = _ippo_candidates(rec, env, cache, log)
+    candidates += _brdiv_candidates(rec, env, cache, log)
+    candidates += _heuristic_candidates(rec)
+    names = [c.name for c in candidates]
+    brs = _best_responses(rec, env, candidates, cache, log)
+
+    from aht_bench.evaluation.devset import make_partner
+
+    partners: list[tuple[str, str, Any, Any]] = [
+        (f"br_{c.name}", "best_response", p, q)
+        for c, (p, q, _) in zip(candidates, brs, strict=True)
+    ]
+    partners += [(c.name, c.kind, c.policy, c.params) for c in candidates]
+    partners += [(n, "heuristic", make_partner(task_id, n), None) for n in rec.extra_partners]
+    log(
+        f"evaluating {len(partners)} partners with {len(candidates)} candidates, "
+        f"{rec.episodes} episodes per seating"
+    )
+    rows = TeammateSet([p[0] for p in partners], [(p[2], p[3]) for p in partners])
+    cols = TeammateSet(names, [(c.policy, c.params) for c in candidates])
+    returns = cross_play(task_id, rows, cols, seatings, rec.episodes, rec.eval_seed)
+    per_seating = returns.mean(axis=3)  # (partners, candidates, seatings)
+    mean = per_seating.mean(axis=2)  # (partners, candidates)
+    nc = len(candidates)
+    xp = mean[:nc]  # best response i (row) with candidate j (column)
+    kept, pruned = select(xp, names, rec.min_competence, rec.min_gap)
+    for p in pruned:
+        log(f"pruned {p['name']}: {p['reason']}")
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-build-", dir=out.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)
+    try:
+        members = []
+        br_entries: dict[str, list[dict[str, Any]]] = {}
+        for j in kept:
+            cand = candidates[j]
+            entry: dict[str, Any] = {"name": cand.name, "kind": cand.kind}
+            if cand.kind == "heuristic":
+                entry["heuristic"] = cand.name
+            else:
+                copied = []
+                for seat, path in cand.files:
+                    rel = f"members/{cand.name}" + ("" if seat is None else f"-seat{seat}")
+                    rel += ".safetensors"
+                    _copy_policy(path, tmp / rel)
+                    copied.append({"seat": seat, "file": rel, "sha256": _sha256(tmp / rel)})
+                if len(copied) == 1:
+                    entry["file"], entry["sha256"] = copied[0]["file"], copied[0]["sha256"]
+                else:
+                    entry["seat_files"] = copied
+                    entry["plays"] = (
+                        "by side: the agent trained on the side (left = seat 0, right = seat 1) "
+                        "the member stands on (aht_bench.policies.seated.SeatPair)"
+                    )
+            entry["source"] = cand.source
+            br_list = []
+            for prov in brs[j][2]:
+                rel = f"br/{cand.name}-seat{prov['learner_seat']}.safetensors"
+                _copy_policy(Path(prov["cache_file"]), tmp / rel)
+                info = {k: v for k, v in prov.items() if k != "cache_file"}
+                br_list.append(info | {"file": rel, "sha256": _sha256(tmp / rel)})
+            br_entries[cand.name] = br_list
+            br_return = float(xp[j, j])
+            column = [
+                {"partner": partners[r][0], "kind": partners[r][1], "return": float(mean[r, j])}
+                for r in range(len(partners))
+            ]
+            best = max(column, key=lambda c: c["return"])
+            upper = max(best["return"], br_return)
+            entry["bounds"] = {
+                "lower": 0.0,
+                "upper": upper,
+                "upper_set_by": best["partner"]
+                if best["return"] > br_return
+                else f"br_{cand.name}",
+                "best_response_return": br_return,
+                "best_response_return_per_seating": [float(v) for v in per_seating[j, j]],
+                "raised_by": upper - br_return,
+            }
+            others = [i for i in kept if i != j]
+            entry["diversity"] = {
+                "own_best_response_return": br_return,
+                "other_best_responses_return": float(xp[others, j].mean()) if others else None,
+            }
+            members.append(entry)
+
+        sub = xp[np.ix_(kept, kept)]
+        k = len(kept)
+        off_mask = ~np.eye(k, dtype=bool)
+        diag_mean = float(np.diag(sub).mean())
+        off_mean = float(sub[off_mask].mean()) if k > 1 else float("nan")
+        manifest = {
+            "format": sets.FORMAT,
+            "format_version": sets.FORMAT_VERSION,
+            "set_id": f"{task_id}/{version}",
+            "version": version,
+            "status": (
+                f"PUBLISHED heldout set {version}: immutable (a change that would change "
+                "scores is a new version)"
+            ),
+            "task_id": task_id,
+            "env_id": task_id,
+            "package_version": __version__,
+            "libraries": library_versions(),
+            "jax_threefry_partitionable": bool(jax.config.values["jax_threefry_partitionable"]),
+            "seatings": [list(s) for s in seatings],
+            "members": members,
+            "best_responses": br_entries,
+            "cross_play": {
+                "rows": [f"br_{names[i]}" for i in kept],
+                "cols": [names[j] for j in kept],
+                "mean_return": sub.round(6).tolist(),
+                "diagonal_mean": diag_mean,
+                "off_diagonal_mean": off_mean,
+                "note": "mean base return of each member's best response (row) with each member "
+                "(column), averaged over seatings and episodes",
+            },
+            "pruned": pruned,
+            "candidates": {
+                "names": names,
+                "kinds": [c.kind for c in candidates],
+                "best_response_xp": xp.round(6).tolist(),
+            },
+            "partner_returns": {
+                "rows": [p[0] for p in partners],
+                "cols": names,
+                "mean_return": mean.round(6).tolist(),
+            },
+            "recipe": {
+                "command": f"aht-bench heldout build --task {task_id} --version {version}",
+                "definition": _jsonable(dataclasses.asdict(rec)),
+                "seeds": {
+                    "ippo": f"{IPPO_SEED} + source seed_offset + team",
+                    "brdiv": f"{BRDIV_SEED} + run",
+                    "best_response": f"{BR_SEED} + 10 * candidate index + seat",
+                },
+                "evaluation": {
+                    "episodes_per_seating": rec.episodes,
+                    "seed": rec.eval_seed,
+                    "runner": "aht_bench.evaluation.rollout (jitted)",
+                },
+                "build_seconds": round(time.perf_counter() - start, 1),
+            },
+        }
+        sets.write_manifest(tmp, manifest)
+        if out.exists():
+            out.rmdir()  # empty (checked above)
+        tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    log(
+        f"wrote {out}/: {len(kept)} of {nc} candidates kept; cross-play diagonal mean "
+        f"{diag_mean:.4g}, off-diagonal mean {off_mean:.4g}; "
+        f"{time.perf_counter() - start:.0f}s"
+    )
+    return out
+
+
+def _copy_policy(src: Path, dst: Path) -> None:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dst)
+    shutil.copyfile(Path(str(src) + ".json"), Path(str(dst) + ".json"))
+
+
+def _jsonable(x: Any) -> Any:
+    return json.loads(json.dumps(x, default=str))

@@ -1,0 +1,219 @@
+"""How each heldout set version is built: its candidate members, budgets and seeds, as data.
+
+The v1 recipes follow the paper's evaluation sets (App. "Evaluation Teammates", Table
+normalization_bounds) as closely as two CPU cores allow:
+
+- LBF: IPPO teammates (three final agents and two intermediate checkpoints of one of them), one
+  BRDiv run's confederates, the six sequential-food heuristics.
+- cramped_room, asymm_advantages, coord_ring, forced_coord: three IPPO teammates, one BRDiv run
+  of three confederates, the onion/plate/independent heuristics with the paper's `p`.
+- counter_circuit: three IPPO teammates, three IPPO teammates trained with an extra shaped
+  reward for placing onions on counters (the paper's `ippo_mlp_pass`), and independent/onion/
+  plate heuristics with `p = 0` and `p = 0.9`.
+
+Budgets are the `quick` presets' (IPPO, BRDiv's generation stage) and short PPO best responses;
+the paper trains for 10-100x longer on a GPU. Seeds are disjoint from any the reference methods
+and the development sets use: IPPO 9100 + k, BRDiv 9200 + run, best responses 9300 + 10 *
+candidate + seat (reference runs use small seeds from 0; development-set best responses 7000+).
+
+A recipe, once a version is published from it, never changes: a changed recipe is a new version.
+
+May import the standard library and aht_bench.envs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+IPPO_SEED = 9100
+BRDIV_SEED = 9200
+BR_SEED = 9300
+
+
+@dataclasses.dataclass(frozen=True)
+class IPPOSource:
+    """IPPO self-play teams trained as candidates."""
+
+    seeds: int
+    """Teams (seeds IPPO_SEED + offset + k)."""
+    timesteps: int | None = None
+    """Env steps per team (None: the `quick` IPPO preset's budget)."""
+    checkpoints: tuple[float, ...] = ()
+    """Fractions of the run whose intermediate params also become candidates."""
+    checkpoint_team: int = 0
+    """The team whose intermediate checkpoints are kept."""
+    prefix: str = "ippo_mlp"
+    """Member names are `<prefix>_<k>` (checkpoints `<prefix>_<k>_c<update>`)."""
+    kind: str = "ippo"
+    """Manifest kind of these members ("ippo" or "ippo-shaped")."""
+    onion_on_counter_reward: float = 0.0
+    """Extra shaped reward per onion placed on a counter (the `ippo_mlp_pass` teammates)."""
+    seed_offset: int = 0
+    """Added to IPPO_SEED, so that two sources never share a seed."""
+
+
+@dataclasses.dataclass(frozen=True)
+class BRDivSource:
+    """BRDiv generation runs whose confederates become candidates."""
+
+    runs: int
+    """BRDiv runs (seeds BRDIV_SEED + run)."""
+    population_size: int
+    """Confederate/best-response pairs per run."""
+    generation_updates: int
+    """PPO updates of the generation stage (each rolls out all n x n pairs)."""
+    num_envs: int = 32
+    """Parallel envs per pair rollout."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Recipe:
+    """Everything that builds one task's heldout set."""
+
+    task_id: str
+    version: str
+    ippo: tuple[IPPOSource, ...]
+    brdiv: BRDivSource | None
+    heuristics: tuple[str, ...]
+    extra_partners: tuple[str, ...] = ()
+    """Heuristics that only partner candidates when the bounds are estimated."""
+    br_timesteps: int = 500_000
+    """Env steps of each PPO best response (one per candidate and seat)."""
+    br_seats: tuple[int, ...] = (0,)
+    """Seats a best response is trained in: (0,) on seat-symmetric tasks (it plays every seat),
+    (0, 1) on divided layouts."""
+    episodes: int = 64
+    """Episodes per seating when partners are evaluated with candidates."""
+    eval_seed: int = 0
+    """Seed of those evaluation episodes."""
+    min_competence: float = 0.2
+    """A candidate is kept only if its best-response return is at least this fraction of the
+    highest best-response return among the candidates (and above zero)."""
+    min_gap: float = 0.1
+    """A candidate is kept only if its own best response beats the other kept candidates' best
+    responses with it by at least this fraction of its own best-response return."""
+    paper_bounds: tuple[tuple[str, float], ...] = ()
+    """The paper's upper bounds (Table normalization_bounds) for its members of the same kinds,
+    averaged over members of one kind, in our units (LBF: our return is half the fraction of
+    food eaten, 0.5 = all; the paper's percent / 200); for the comparison table only."""
+
+
+_DIVIDED = ("overcooked-asymm_advantages-v1", "overcooked-forced_coord-v1")
+
+
+def _overcooked(task_id: str, heuristics: tuple[str, ...], **kw: object) -> Recipe:
+    fields: dict[str, object] = dict(
+        task_id=task_id,
+        version="v1",
+        ippo=(IPPOSource(seeds=3),),
+        brdiv=BRDivSource(runs=1, population_size=3, generation_updates=120),
+        heuristics=heuristics,
+        br_timesteps=750_000,
+        br_seats=(0, 1) if task_id in _DIVIDED else (0,),
+    )
+    fields.update(kw)
+    return Recipe(**fields)  # type: ignore[arg-type]
+
+
+V1: dict[str, Recipe] = {
+    "lbf-v1": Recipe(
+        task_id="lbf-v1",
+        version="v1",
+        ippo=(IPPOSource(seeds=3, checkpoints=(0.25, 0.5), checkpoint_team=2),),
+        brdiv=BRDivSource(runs=1, population_size=3, generation_updates=128),
+        heuristics=(
+            "seq_agent_lexi",
+            "seq_agent_rlexi",
+            "seq_agent_col",
+            "seq_agent_rcol",
+            "seq_agent_nearest",
+            "seq_agent_farthest",
+        ),
+        extra_partners=("seq_agent_nearest_from_partner", "seq_agent_farthest_from_partner"),
+        br_timesteps=500_000,
+        paper_bounds=(
+            ("ippo_mlp (0)", 0.5),
+            ("ippo_mlp_s2c0 (checkpoint)", 0.482),
+            ("brdiv-conf (5 members)", 0.4495),
+            ("seq_agent_* (6)", 0.5),
+        ),
+    ),
+    "overcooked-cramped_room-v1": _overcooked(
+        "overcooked-cramped_room-v1",
+        ("independent_agent_0.4", "independent_agent_0", "onion_agent_0.1", "plate_agent_0.1"),
+        paper_bounds=(
+            ("ippo_mlp (0, 1, 2)", 258.1),
+            ("brdiv-conf (0, 1)", 231.5),
+            ("independent_agent_0.4", 197.2),
+            ("independent_agent_0", 202.2),
+            ("onion_agent_0.1", 151.9),
+            ("plate_agent_0.1", 191.2),
+        ),
+    ),
+    "overcooked-asymm_advantages-v1": _overcooked(
+        "overcooked-asymm_advantages-v1",
+        ("independent_agent_0", "onion_agent_0", "plate_agent_0"),
+        paper_bounds=(
+            ("ippo_mlp (0, 1, 2)", 350.5),
+            ("brdiv-conf (0, 1, 2)", 320.6),
+            ("independent_agent_0", 308.1),
+            ("onion_agent_0", 299.4),
+            ("plate_agent_0", 284.7),
+        ),
+    ),
+    "overcooked-coord_ring-v1": _overcooked(
+        "overcooked-coord_ring-v1",
+        ("independent_agent_0", "onion_agent_0", "plate_agent_0"),
+        paper_bounds=(
+            ("ippo_mlp (1, 2, 3)", 260.7),
+            ("brdiv-conf (3 members)", 190.8),
+            ("independent_agent_0", 221.6),
+            ("onion_agent_0", 96.9),
+            ("plate_agent_0", 141.2),
+        ),
+    ),
+    "overcooked-forced_coord-v1": _overcooked(
+        "overcooked-forced_coord-v1",
+        ("independent_agent_0.6",),
+        extra_partners=("independent_agent_0.3", "independent_agent_0.9"),
+        paper_bounds=(
+            ("ippo_mlp (0, 1, 2)", 220.0),
+            ("brdiv-conf (5 members)", 147.8),
+            ("independent_agent_0.6", 81.2),
+        ),
+    ),
+    "overcooked-counter_circuit-v1": _overcooked(
+        "overcooked-counter_circuit-v1",
+        (
+            "independent_agent_0",
+            "onion_agent_0",
+            "plate_agent_0",
+            "onion_agent_0.9",
+            "plate_agent_0.9",
+        ),
+        ippo=(
+            IPPOSource(seeds=3),
+            IPPOSource(
+                seeds=3,
+                prefix="ippo_mlp_pass",
+                kind="ippo-shaped",
+                onion_on_counter_reward=0.5,
+                seed_offset=50,
+            ),
+        ),
+        brdiv=None,
+        paper_bounds=(
+            ("ippo_mlp_cc (0, 1, 2)", 204.5),
+            ("ippo_mlp_pass (0, 1, 2)", 140.8),
+            ("independent_agent_0", 153.4),
+            ("onion_agent_0", 95.0),
+            ("plate_agent_0", 90.0),
+            ("onion_agent_0.9", 91.9),
+            ("plate_agent_0.9", 105.6),
+        ),
+    ),
+}
+"""task id -> the v1 recipe."""
+
+RECIPES: dict[str, dict[str, Recipe]] = {"v1": V1}
+"""version -> task id -> recipe."""

@@ -1,0 +1,522 @@
+"""Human-proxy partners (aht_bench.heldout.human): the allow-listing unpickler, sha256 checks,
+the conversion to the safe format, the open-loop replay of hand-made trials, behaviour cloning,
+and the published `human-proxy-v1` sets. Nothing here touches the network or the real data."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import pickle
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+import pandas as pd
+import pytest
+
+from aht_bench import envs
+from aht_bench.envs import overcooked as oc
+from aht_bench.evaluation import sets
+from aht_bench.heldout import human
+from aht_bench.heldout.human import HumanDataError
+from aht_bench.policies.networks import MLPActorCritic
+
+UP, DOWN, RIGHT, LEFT = (0, -1), (0, 1), (1, 0), (-1, 0)
+
+
+# ---------------------------------------------------------------------- hand-made trials
+
+
+def _state(players, objects=()) -> str:
+    """An overcooked_ai state repr as the data stores it. players: (x, y, facing, held name or
+    None); objects: (name, x, y) or ("soup", x, y, onions, cook_time)."""
+    ps = []
+    for x, y, facing, held in players:
+        p: dict[str, Any] = {"position": [x, y], "orientation": list(facing)}
+        if held is not None:
+            p["held_object"] = {"name": held, "position": [x, y]}
+        ps.append(p)
+    objs = {}
+    for o in objects:
+        entry = {"name": o[0], "position": [o[1], o[2]]}
+        if o[0] == "soup":
+            entry["state"] = ["onion", o[3], o[4]]
+        objs[f"{o[1]},{o[2]}"] = entry
+    return repr({"players": ps, "objects": objs, "order_list": ["onion"], "pot_explosion": False})
+
+
+def _frame(layout: str, grid: list[str], states: list[str], actions: list, worker: int = 7):
+    """A human-data frame of one trial: rows t = (state t, joint action t, state t + 1)."""
+    n = len(actions)
+    return pd.DataFrame(
+        {
+            "layout_name": [layout] * n,
+            "layout": [repr(grid)] * n,
+            "workerid_num": np.full(n, worker, np.int64),
+            "cur_gameloop": np.arange(n, dtype=np.float64),
+            "state": states[:-1],
+            "next_state": states[1:],
+            "joint_action": [repr(a) for a in actions],
+            "reward": np.zeros(n),
+        }
+    )
+
+
+CRAMPED = ["XXPXX", "O  2O", "X1  X", "XDXSX"]
+# Worked by hand on cramped_room: onion piles (0,1), (4,1); pot (2,0); plate pile (1,3).
+CRAMPED_STATES = [
+    _state([(1, 2, UP, None), (3, 1, UP, None)]),
+    # left into the counter (0,2): turns only; right into the onion pile (4,1): turns only
+    _state([(1, 2, LEFT, None), (3, 1, RIGHT, None)]),
+    # p0 up onto the floor (1,1); p1 interacts with the onion pile
+    _state([(1, 1, UP, None), (3, 1, RIGHT, "onion")]),
+    # p0 left into the onion pile (0,1): turns; p1 up into the counter (3,0): turns
+    _state([(1, 1, LEFT, None), (3, 1, UP, "onion")]),
+    # p0 takes an onion from the pile; p1 puts its onion on the counter (3,0)
+    _state([(1, 1, LEFT, "onion"), (3, 1, UP, None)], [("onion", 3, 0)]),
+    # p0 right onto (2,1); p1 stays
+    _state([(2, 1, RIGHT, "onion"), (3, 1, UP, None)], [("onion", 3, 0)]),
+    # p0 up into the pot (2,0): turns; p1 stays
+    _state([(2, 1, UP, "onion"), (3, 1, UP, None)], [("onion", 3, 0)]),
+    # p0 puts its onion into the pot (1 onion); p1 takes the onion back from the counter
+    _state([(2, 1, UP, None), (3, 1, UP, "onion")], [("soup", 2, 0, 1, 0)]),
+    # both stay
+    _state([(2, 1, UP, None), (3, 1, UP, "onion")], [("soup", 2, 0, 1, 0)]),
+]
+CRAMPED_ACTIONS = [
+    [[-1, 0], [1, 0]],
+    [[0, -1], "INTERACT"],
+    [[-1, 0], [0, -1]],
+    ["INTERACT", "INTERACT"],
+    [[1, 0], [0, 0]],
+    [[0, -1], [0, 0]],
+    ["INTERACT", "INTERACT"],
+    [[0, 0], [0, 0]],
+]
+# Our action indices of the above: up 0, down 1, right 2, left 3, stay 4, interact 5.
+CRAMPED_ACTION_IDS = [[3, 2], [0, 5], [3, 0], [5, 5], [2, 4], [0, 4], [5, 5], [4, 4]]
+
+FORCED = ["XXXPX", "O X1P", "O2X X", "D X X", "XXXSX"]
+# forced_coord: the data's player 0 ("1") is on the RIGHT, player 1 ("2") on the left. In the
+# last step both interact with the middle counter (2,2): player 0 (empty-handed) goes first and
+# finds nothing, then player 1 puts its onion there. In the other order player 0 would end up
+# holding the onion.
+FORCED_STATES = [
+    _state([(3, 1, UP, None), (1, 2, UP, None)]),
+    _state([(3, 2, DOWN, None), (1, 2, LEFT, None)]),  # p0 down to (3,2); p1 faces the pile
+    _state([(3, 2, LEFT, None), (1, 2, LEFT, "onion")]),  # p0 faces (2,2); p1 takes an onion
+    _state([(3, 2, LEFT, None), (1, 2, RIGHT, "onion")]),  # p1 faces (2,2)
+    _state([(3, 2, LEFT, None), (1, 2, RIGHT, None)], [("onion", 2, 2)]),
+]
+FORCED_ACTIONS = [
+    [[0, 1], [-1, 0]],
+    [[-1, 0], "INTERACT"],
+    [[0, 0], [1, 0]],
+    ["INTERACT", "INTERACT"],
+]
+
+
+def _cramped_data() -> human.HumanData:
+    return human.convert(_frame("cramped_room", CRAMPED, CRAMPED_STATES, CRAMPED_ACTIONS))
+
+
+# ---------------------------------------------------------------------- the unpickler
+
+
+def _like_the_human_data(rows: int = 3) -> pd.DataFrame:
+    """A frame with the real data's 23 columns and dtypes (int64, float64, bool, str)."""
+    frame = _frame("cramped_room", CRAMPED, CRAMPED_STATES[: rows + 1], CRAMPED_ACTIONS[:rows])
+    n = len(frame)
+    extra = {
+        "Unnamed: 0": np.arange(n, dtype=np.int64),
+        "Unnamed: 0.1": np.arange(n, dtype=np.int64),
+        "datetime": np.linspace(1.5e12, 1.5e12 + 1, n),
+        "is_leader": np.ones(n, bool),
+        "round_num": np.ones(n),
+        "round_type": ["main"] * n,
+        "score": np.zeros(n),
+        "time_elapsed": np.linspace(0, 1, n),
+        "time_left": np.full(n, 180.0),
+        "is_wait": np.zeros(n, bool),
+        "completed": np.ones(n, bool),
+        "run": ["run-1"] * n,
+        "reward_norm": np.zeros(n),
+        "cur_gameloop_total": np.full(n, n, np.int64),
+        "reward_norm_total": np.zeros(n),
+    }
+    for k, v in extra.items():
+        frame[k] = v
+    frame.index = pd.Index(np.arange(100, 100 + n, dtype=np.int64))
+    assert frame.shape[1] == 23
+    return frame
+
+
+@pytest.mark.parametrize("protocol", [3, 4, 5])  # the real data is protocol 4
+def test_allow_list_unpickler_loads_a_frame_like_the_human_data(tmp_path, protocol):
+    frame = _like_the_human_data()
+    path = tmp_path / "frame.pickle"
+    path.write_bytes(pickle.dumps(frame, protocol=protocol))
+    loaded = human.load_pickle(path, hashlib.sha256(path.read_bytes()).hexdigest())
+    pd.testing.assert_frame_equal(loaded, frame)
+
+
+def test_allow_list_unpickler_maps_the_2019_pandas_and_numpy_names():
+    # The 2019 pickles name pandas' Int64Index and numpy.core.multiarray, both gone since.
+    # Protocol 3 writes globals as text lines, so the names can be swapped back in.
+    blob = pickle.dumps(pd.Index(np.array([4, 9], np.int64)), protocol=3)
+    legacy = blob.replace(
+        b"cpandas.core.indexes.base\nIndex\n", b"cpandas.core.indexes.numeric\nInt64Index\n"
+    ).replace(b"numpy._core.multiarray", b"numpy.core.multiarray")
+    assert b"Int64Index" in legacy and b"numpy.core.multiarray" in legacy
+    index = human.AllowListUnpickler(io.BytesIO(legacy)).load()
+    assert isinstance(index, pd.Index) and index.dtype == np.int64 and list(index) == [4, 9]
+
+
+@pytest.mark.parametrize(
+    "module,name", [("os", "system"), ("builtins", "eval"), ("subprocess", "Popen")]
+)
+def test_allow_list_unpickler_refuses_any_other_global(tmp_path, module, name):
+    marker = tmp_path / "ran"
+    crafted = f"c{module}\n{name}\n(V{'touch ' + str(marker)}\ntR.".encode()
+    path = tmp_path / "evil.pickle"
+    path.write_bytes(crafted)
+    with pytest.raises(HumanDataError, match=rf"{module}\.{name}.*not on the allow-list"):
+        human.load_pickle(path)
+    assert not marker.exists()
+
+
+def test_load_pickle_checks_the_sha256_before_unpickling(tmp_path):
+    path = tmp_path / "evil.pickle"
+    path.write_bytes(b"cos\nsystem\n(Vtrue\ntR.")
+    with pytest.raises(HumanDataError, match="sha256"):
+        human.load_pickle(path, human.PICKLES["test"][1])
+
+
+def test_load_pickle_refuses_something_that_is_not_a_frame(tmp_path):
+    path = tmp_path / "array.pickle"
+    path.write_bytes(pickle.dumps(np.zeros(3), protocol=4))
+    with pytest.raises(HumanDataError, match="not a pandas DataFrame"):
+        human.load_pickle(path)
+
+
+# ---------------------------------------------------------------------- sha256 and fetching
+
+
+def test_check_sha256_refuses_a_changed_file(tmp_path):
+    path = tmp_path / "data.bin"
+    path.write_bytes(b"the pinned bytes")
+    digest = hashlib.sha256(b"the pinned bytes").hexdigest()
+    human.check_sha256(path, digest, "test file")  # unchanged: passes
+    path.write_bytes(b"the pinned bytez")
+    with pytest.raises(HumanDataError, match=r"test file\) has sha256 .* expected"):
+        human.check_sha256(path, digest, "test file")
+
+
+def test_fetch_refuses_a_cached_sdist_with_the_wrong_sha256(tmp_path):
+    (tmp_path / human.SDIST_FILENAME).write_bytes(b"not the real sdist")
+    with pytest.raises(HumanDataError, match="overcooked-ai sdist"):
+        human.fetch(tmp_path, log=lambda _: None)
+
+
+def test_fetch_reads_only_the_safe_format_once_converted(tmp_path, monkeypatch):
+    data = _cramped_data()
+    for split in human.SPLITS:
+        human.save_data(tmp_path / f"clean_{split}_trials.npz", data)
+    monkeypatch.setattr(human, "_download_sdist", lambda *a: pytest.fail("downloaded"))
+    assert human.fetch(tmp_path, log=lambda _: None) == tmp_path
+    assert human.load_split("test", tmp_path).num_trials == 1
+
+
+def test_data_folder_argument_then_environment_variable(tmp_path, monkeypatch):
+    monkeypatch.setenv(human.DATA_ENV, str(tmp_path / "env"))
+    assert human.data_folder() == tmp_path / "env"
+    assert human.data_folder(tmp_path / "arg") == tmp_path / "arg"
+    monkeypatch.delenv(human.DATA_ENV)
+    assert human.data_folder() == Path("~/.cache/aht-bench/human_data").expanduser()
+
+
+def test_extract_member_copies_only_the_named_regular_file(tmp_path):
+    tar_path = tmp_path / "sdist.tar.gz"
+    with tarfile.open(tar_path, "w:gz") as archive:
+        for name, blob in (("pkg/data/a.pickle", b"wanted"), ("../escape.txt", b"no")):
+            info = tarfile.TarInfo(name)
+            info.size = len(blob)
+            archive.addfile(info, io.BytesIO(blob))
+        link = tarfile.TarInfo("pkg/data/link.pickle")
+        link.type = tarfile.SYMTYPE
+        link.linkname = "/etc/passwd"
+        archive.addfile(link)
+    out = human.extract_member(tar_path, "pkg/data/a.pickle", tmp_path / "out" / "a.pickle")
+    assert out.read_bytes() == b"wanted"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a.pickle", "out", "sdist.tar.gz"]
+    with pytest.raises(HumanDataError, match="not a regular file"):
+        human.extract_member(tar_path, "pkg/data/link.pickle", tmp_path / "link")
+    with pytest.raises(HumanDataError, match="no member"):
+        human.extract_member(tar_path, "pkg/missing", tmp_path / "missing")
+
+
+# ---------------------------------------------------------------------- conversion
+
+
+def test_actions_and_orientations_map_to_our_indices():
+    assert [human.parse_action(a) for a in ([0, -1], [0, 1], [1, 0], [-1, 0], [0, 0])] == [
+        0,
+        1,
+        2,
+        3,
+        4,
+    ]
+    assert human.parse_action("INTERACT") == 5
+    with pytest.raises(HumanDataError, match="unknown action"):
+        human.parse_action("JUMP")
+    with pytest.raises(HumanDataError, match="unknown direction"):
+        human.parse_action([1, 1])
+    players, objects = human.parse_state(
+        _state([(1, 2, LEFT, "dish"), (3, 1, DOWN, "soup")], [("soup", 2, 0, 3, 5)])
+    )
+    assert players == [(1, 2, 3, human.PLATE_ITEM), (3, 1, 1, human.SOUP_ITEM)]
+    assert objects == [(2, 0, human.SOUP_ITEM, 3, 5)]
+    with pytest.raises(HumanDataError, match="unknown object 'tomato'"):
+        human.parse_state(_state([(1, 2, UP, "tomato"), (3, 1, UP, None)]))
+
+
+def test_conversion_round_trips_through_the_safe_format(tmp_path):
+    data = _cramped_data()
+    # Values worked by hand from CRAMPED_STATES / CRAMPED_ACTIONS.
+    assert data.num_trials == 1 and list(data.state_start) == [0, 9]
+    assert data.layout[0] == "cramped_room" and data.worker[0] == 7
+    assert data.grid[0] == "\n".join(CRAMPED)
+    assert data.pos[0].tolist() == [[1, 2], [3, 1]]
+    assert data.dir[1].tolist() == [3, 2]
+    assert data.held[4].tolist() == [human.ONION_ITEM, human.NOTHING]
+    assert data.action.tolist() == CRAMPED_ACTION_IDS
+    assert data.steps(0) == slice(0, 8) and data.states(0) == slice(0, 9)
+    soups = data.object_kind == human.SOUP_ITEM
+    assert data.object_state[soups].tolist() == [7, 8]
+    assert data.object_onions[soups].tolist() == [1, 1]
+
+    path = tmp_path / "split.npz"
+    human.save_data(path, data)
+    with np.load(path, allow_pickle=False) as z:  # plain arrays only
+        assert all(z[k].dtype != object for k in z.files)
+    back = human.load_data(path)
+    for field in data.__dataclass_fields__:
+        a, b = getattr(data, field), getattr(back, field)
+        assert a.dtype == b.dtype and np.array_equal(a, b), field
+
+
+def test_conversion_refuses_a_broken_trial():
+    frame = _frame("cramped_room", CRAMPED, CRAMPED_STATES, CRAMPED_ACTIONS)
+    frame.loc[3, "next_state"] = CRAMPED_STATES[0]
+    with pytest.raises(HumanDataError, match="next_state is not the next row's state"):
+        human.convert(frame)
+
+
+def test_load_data_refuses_a_foreign_npz(tmp_path):
+    path = tmp_path / "other.npz"
+    np.savez(path, x=np.zeros(2))
+    with pytest.raises(HumanDataError, match="not an aht-bench-human-data"):
+        human.load_data(path)
+
+
+# ---------------------------------------------------------------------- replay
+
+
+def _cell_layers(env, obs_row):
+    return obs_row.reshape(env.grid_obs_shape)
+
+
+def test_hand_made_trial_replays_state_for_state():
+    env: Any = envs.make("overcooked-cramped_room-v1")
+    data = _cramped_data()
+    rep = human.replay(env, data, [0])
+    assert rep.matched.all() and rep.full_match.all()
+    assert rep.actions.tolist() == CRAMPED_ACTION_IDS
+    grid0 = _cell_layers(env, rep.obs[0, 0])
+    assert grid0[2, 1, 0] == 1 and grid0[1, 3, 1] == 1  # seat 0 at (1,2), seat 1 at (3,1)
+    assert _cell_layers(env, rep.obs[0, 1])[1, 3, 0] == 1  # egocentric: seat 1 sees itself
+    # before the last step: one onion in the pot (2,0) (channel 16), seat 1 holds an onion
+    last = _cell_layers(env, rep.obs[7, 0])
+    assert last[0, 2, 16] == 1 and last[1, 3, 23] == 1
+    # 8 steps left at most: the urgency channel (25) is on throughout
+    assert np.all(rep.obs.reshape(8, 2, env.height, env.width, 26)[..., 25] == 1)
+
+
+def test_replay_flags_a_recording_the_env_does_not_reproduce():
+    env = envs.make("overcooked-cramped_room-v1")
+    states = list(CRAMPED_STATES)
+    # p0 "teleports" to (2,1) where the recording has it turn left at (1,1)
+    states[3] = _state([(2, 1, LEFT, None), (3, 1, UP, "onion")])
+    states[4] = _state([(2, 1, LEFT, "onion"), (3, 1, UP, None)], [("onion", 3, 0)])
+    data = human.convert(_frame("cramped_room", CRAMPED, states[:5], CRAMPED_ACTIONS[:4]))
+    rep = human.replay(env, data, [0])
+    assert rep.matched.tolist() == [True, True, False, False]
+
+
+def test_divided_layout_puts_the_left_player_in_seat_0_and_keeps_the_interact_order():
+    env = envs.make("overcooked-forced_coord-v1")
+    data = human.convert(_frame("random0", FORCED, FORCED_STATES, FORCED_ACTIONS))
+    rep = human.replay(env, data, [0])
+    assert rep.full_match.all()  # player 0 interacted first, as recorded
+    # seat 0 is the data's player 1 (left): its actions come first
+    assert rep.actions.tolist() == [[3, 1], [5, 3], [2, 4], [5, 5]]
+    first = _cell_layers(env, rep.obs[0, 0])
+    assert first[2, 1, 0] == 1 and first[1, 3, 1] == 1  # own (1,2) left, other (3,1) right
+
+
+def test_replay_checks_the_recorded_layout():
+    env = envs.make("overcooked-coord_ring-v1")
+    with pytest.raises(HumanDataError, match="not overcooked-coord_ring-v1's layout"):
+        human.replay(env, _cramped_data(), [0])
+
+
+def test_observation_steps_put_the_urgency_in_the_last_39_steps():
+    steps = human.obs_steps(1204, 400)
+    urgent = 400 - steps < 40  # JaxMARL's urgency rule
+    assert steps[0] == 0 and steps[-1] == 399
+    assert urgent.sum() == 39 and urgent[-39:].all()
+
+
+# ---------------------------------------------------------------------- behaviour cloning
+
+
+def test_train_bc_learns_a_deterministic_labelling():
+    rng = np.random.default_rng(0)
+    obs = rng.integers(0, 2, (2000, 12)).astype(np.uint8)
+    actions = obs[:, :3].argmax(axis=1) + 3 * obs[:, 3]  # 6 classes, a function of obs
+    network = MLPActorCritic(12, 6, 1, (32,))
+    config = human.BCConfig(max_epochs=15, patience=3, batch_size=100, learning_rate=1e-2)
+    params, record = human.train_bc(
+        jax.random.PRNGKey(0),
+        network,
+        obs[:1600],
+        actions[:1600],
+        obs[1600:],
+        actions[1600:],
+        config,
+        log=lambda _: None,
+    )
+    scores = human.evaluate_bc(network, params, obs[1600:], actions[1600:])
+    assert scores["action_accuracy"] > 0.97
+    assert scores["majority_action_accuracy"] < 0.5  # far from learnt by always guessing one
+    history = np.array(record["loss_history"])
+    assert record["best_epoch"] >= 1 and history.shape == (record["epochs_run"], 2)
+    assert record["best_validation_cross_entropy"] == pytest.approx(
+        history[record["best_epoch"] - 1, 1], abs=1e-5
+    )
+
+
+def test_cross_entropy_matches_a_hand_computation():
+    logits = jax.numpy.array([[0.0, 0.0], [np.log(3.0), 0.0]])
+    # -(log 1/2 + log 3/4) / 2
+    expected = -(np.log(0.5) + np.log(0.75)) / 2
+    assert float(human.cross_entropy(logits, jax.numpy.array([1, 0]))) == pytest.approx(expected)
+
+
+def test_build_refuses_tasks_without_data_and_existing_sets(tmp_path):
+    with pytest.raises(ValueError, match="no human gameplay data for lbf-v1"):
+        human.build("lbf", tmp_path / "x")
+    (tmp_path / "set").mkdir()
+    (tmp_path / "set" / "manifest.json").write_text("{}")
+    with pytest.raises(HumanDataError, match="never overwritten"):
+        human.build("cramped_room", tmp_path / "set", data_dir=tmp_path / "nodata")
+
+
+def test_layouts_cover_the_five_overcooked_tasks():
+    assert sorted(human.LAYOUTS) == sorted(f"overcooked-{n}-v1" for n in oc.LAYOUTS)
+
+
+# ---------------------------------------------------------------------- published sets
+
+
+def _published(task_id: str) -> Path:
+    folder = sets.heldout_root() / task_id / human.VERSION
+    if not (folder / sets.MANIFEST).is_file():
+        pytest.skip(f"{folder} is not built yet")
+    return folder
+
+
+@pytest.mark.parametrize("task_id", human.LAYOUTS)
+def test_published_human_proxy_set_is_consistent(task_id):
+    folder = _published(task_id)
+    eval_set = sets.load_set(task_id, human.VERSION)  # verifies manifest and weight hashes
+    m = eval_set.manifest
+    assert m is not None
+    assert eval_set.names == ("human_proxy",)
+    assert m["set_id"] == f"{task_id}/{human.VERSION}" and m["version"] == human.VERSION
+    member = m["members"][0]
+    assert member["kind"] == "human-proxy"
+    results = m["results"]
+    proxy = results["human_proxy"]
+    assert member["bounds"]["lower"] == 0.0 == eval_set.lower[0]
+    assert member["bounds"]["upper_set_by"] == "human_proxy self-play"
+    assert eval_set.upper[0] == proxy["self_play_return"] > 0
+    assert proxy["self_play_return"] == pytest.approx(
+        np.mean(proxy["self_play_return_per_seating"])
+    )
+    for name, split in (("human_proxy", "train"), ("bc_partner", "test")):
+        r = results[name]
+        assert r["held_out_split"] == split
+        for key in ("held_out_action_accuracy", "held_out_majority_action_accuracy"):
+            assert 0.0 <= r[key] <= 1.0
+        assert r["held_out_transitions"] == m["source"]["splits"][split]["transitions"]
+        assert r["self_play_return"] >= 0
+    assert results["human_proxy_with_bc_partner"]["return"] >= 0
+
+    source = m["source"]
+    assert source["sdist_sha256"] == human.SDIST_SHA256
+    assert {s: v["sha256"] for s, v in source["pickles"].items()} == {
+        s: d for s, (_, d) in human.PICKLES.items()
+    }
+    assert source["data_layout"] == human.DATA_LAYOUTS[task_id]
+    for split in human.SPLITS:
+        info = source["splits"][split]
+        assert info["transitions"] == 2 * info["joint_steps"] > 0
+        assert 0.0 <= info["replay_full_match_rate"] <= info["replay_match_rate"] <= 1.0
+
+    from aht_bench.policies.io import load_policy
+
+    partner = m["bc_partner"]
+    blob = (folder / partner["file"]).read_bytes()
+    assert hashlib.sha256(blob).hexdigest() == partner["sha256"]
+    policy, _ = load_policy(folder / partner["file"])
+    assert policy.obs_dim == envs.make(task_id).obs_dim
+    # nothing but the manifest and the two policies (+ cards) is published
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [
+            "manifest.json",
+            "manifest.sha256",
+            "human_proxy.safetensors",
+            "human_proxy.safetensors.json",
+            "bc_partner.safetensors",
+            "bc_partner.safetensors.json",
+        ]
+    )
+    json.dumps(m)  # plain JSON
+
+
+@pytest.mark.slow
+def test_published_proxy_self_play_return_is_reproduced():
+    from aht_bench.evaluation.evaluate import cross_play
+
+    task_id = "overcooked-cramped_room-v1"
+    _published(task_id)
+    eval_set = sets.load_set(task_id, human.VERSION)
+    m = eval_set.manifest
+    assert m is not None
+    protocol = m["recipe"]["evaluation"]
+    returns = cross_play(
+        task_id,
+        eval_set.teammates,
+        eval_set.teammates,
+        eval_set.seatings,
+        protocol["episodes_per_seating"],
+        protocol["seed"],
+    )
+    per_seating = returns[0, 0].mean(axis=1)
+    recorded = m["results"]["human_proxy"]
+    np.testing.assert_allclose(per_seating, recorded["self_play_return_per_seating"], atol=1e-6)
+    assert float(returns.mean()) == pytest.approx(recorded["self_play_return"], abs=1e-6)
