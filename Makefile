@@ -23,11 +23,12 @@ $(SB3_STAMP): $(STAMP)
 install: $(STAMP)
 
 # Evaluate the example agents against the published heldout v1 teammate sets (plain agents step
-# by step with 16 episodes per teammate and seat to stay quick; the JAX agent jitted with 64).
+# by step with 4 (Overcooked) or 16 (LBF) episodes per teammate and seat to stay quick; the JAX
+# agents jitted with 64).
 demo: $(STAMP)
-	$(BIN)/aht-bench evaluate agents/examples/random_agent.py --task forced_coord --episodes 16 --out demo/random_agent-forced_coord.json
-	$(BIN)/aht-bench evaluate agents/examples/heuristic_agent.py --task forced_coord --out demo/heuristic_agent-forced_coord.json
-	$(BIN)/aht-bench compare demo/heuristic_agent-forced_coord.json demo/random_agent-forced_coord.json --out demo/compare-forced_coord.png
+	$(BIN)/aht-bench evaluate agents/examples/random_agent.py --task cramped_room --episodes 4 --out demo/random_agent-cramped_room.json
+	$(BIN)/aht-bench evaluate agents/examples/heuristic_agent.py --task cramped_room --out demo/heuristic_agent-cramped_room.json
+	$(BIN)/aht-bench compare demo/heuristic_agent-cramped_room.json demo/random_agent-cramped_room.json --out demo/compare-cramped_room.png
 	$(BIN)/aht-bench evaluate agents/examples/jax_mlp_agent.py --task lbf --out demo/jax_mlp_agent-lbf.json
 	$(BIN)/aht-bench evaluate agents/examples/scripted_agent.py --task lbf --episodes 16 --out demo/scripted_agent-lbf.json
 	$(BIN)/aht-bench compare demo/jax_mlp_agent-lbf.json demo/scripted_agent-lbf.json --out demo/compare-lbf.png
