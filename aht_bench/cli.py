@@ -964,15 +964,7 @@ def devset_build(task_id: str, br_timesteps: int | None, out: Path | None) -> No
 )
 def devset_show(task_id: str, teammates: str, plot: Path | None) -> None:
     """Verify a teammate set and print its members, bounds and who set them."""
-    from aht_bench.evaluation.sets import TeammateSetError, TeammateSetIntegrityError, load_set
-
-    try:
-        eval_set = load_set(task_id, teammates)
-    except TeammateSetIntegrityError as e:
-        click.echo(f"error: teammate set integrity check failed: {e}", err=True)
-        raise click.exceptions.Exit(EXIT_TEAMMATE_INTEGRITY) from None
-    except TeammateSetError as e:
-        raise click.BadParameter(str(e), param_hint="--teammates") from None
+    eval_set = _verified_set(task_id, teammates, "--teammates")
     manifest = eval_set.manifest or {}
     click.echo(f"{eval_set.set_id} (manifest sha256 {eval_set.manifest_sha256}): verified")
     if manifest.get("status"):
@@ -998,6 +990,20 @@ def devset_show(task_id: str, teammates: str, plot: Path | None) -> None:
             f"{eval_set.set_id}: mean base return of partner (row) with member (column)", plot,
         )  # fmt: skip
         click.echo(f"wrote {plot}")
+
+
+def _verified_set(task_id: str, name: str, param_hint: str) -> Any:
+    """The teammate set `name` of `task_id`, verified; exit 5 on an integrity failure, a usage
+    error naming `param_hint` when there is no such set."""
+    from aht_bench.evaluation.sets import TeammateSetError, TeammateSetIntegrityError, load_set
+
+    try:
+        return load_set(task_id, name)
+    except TeammateSetIntegrityError as e:
+        click.echo(f"error: teammate set integrity check failed: {e}", err=True)
+        raise click.exceptions.Exit(EXIT_TEAMMATE_INTEGRITY) from None
+    except TeammateSetError as e:
+        raise click.BadParameter(str(e), param_hint=param_hint) from None
 
 
 @main.group()
@@ -1087,15 +1093,7 @@ def heldout_list() -> None:
 @click.option("--version", default="v1", show_default=True, help="Set version or folder.")
 def heldout_show(task_id: str, version: str) -> None:
     """Verify one set and print its members, kinds, bounds and who set them."""
-    from aht_bench.evaluation.sets import TeammateSetError, TeammateSetIntegrityError, load_set
-
-    try:
-        eval_set = load_set(task_id, version)
-    except TeammateSetIntegrityError as e:
-        click.echo(f"error: teammate set integrity check failed: {e}", err=True)
-        raise click.exceptions.Exit(EXIT_TEAMMATE_INTEGRITY) from None
-    except TeammateSetError as e:
-        raise click.BadParameter(str(e), param_hint="--version") from None
+    eval_set = _verified_set(task_id, version, "--version")
     manifest = eval_set.manifest or {}
     click.echo(f"{eval_set.set_id} (manifest sha256 {eval_set.manifest_sha256}): verified")
     if manifest.get("status"):
@@ -1144,15 +1142,7 @@ def heldout_verify() -> None:
 def heldout_xp(task_id: str, version: str, plot: Path | None) -> None:
     """The best-response cross-play matrix of a set (row: a member's best response, column: a
     member), with its diagonal and off-diagonal means."""
-    from aht_bench.evaluation.sets import TeammateSetError, TeammateSetIntegrityError, load_set
-
-    try:
-        eval_set = load_set(task_id, version)
-    except TeammateSetIntegrityError as e:
-        click.echo(f"error: teammate set integrity check failed: {e}", err=True)
-        raise click.exceptions.Exit(EXIT_TEAMMATE_INTEGRITY) from None
-    except TeammateSetError as e:
-        raise click.BadParameter(str(e), param_hint="--version") from None
+    eval_set = _verified_set(task_id, version, "--version")
     xp = (eval_set.manifest or {}).get("cross_play")
     if not xp:
         raise click.UsageError(f"{eval_set.set_id} has no best-response cross-play matrix")
