@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -192,11 +190,7 @@ def build(
     seatings = sets.default_seatings(task_id, env.num_agents)
     start = time.perf_counter()
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{out.name}-build-", dir=out.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(work, 0o777 & ~umask)  # mkdtemp makes 0700; the set is published data
+    work = sets.staging_folder(out)
     try:
         members = [(name, make_heuristic(task_id, name)) for name in rec.members]
         partners: list[tuple[str, Any, Any]] = [(n, p, None) for n, p in members]

@@ -222,6 +222,20 @@ def read_manifest(folder: Path) -> tuple[dict[str, Any], str]:
     return manifest, digest
 
 
+def staging_folder(out: Path) -> Path:
+    """A fresh hidden folder next to `out` to assemble a set in, with the permissions of
+    published data (mkdtemp makes 0700); the caller renames it to `out` when the set is complete
+    and removes it otherwise, so an interrupted build never leaves a half-written set."""
+    import tempfile
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=f".{out.name}-build-", dir=out.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(folder, 0o777 & ~umask)
+    return folder
+
+
 def write_manifest(folder: Path, manifest: dict[str, Any]) -> str:
     """Write `manifest.json` and `manifest.sha256` to `folder` atomically; returns the sha256."""
     from aht_bench.files import atomic_write_bytes

@@ -44,7 +44,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -534,11 +533,7 @@ def build(
     for p in pruned:
         log(f"pruned {p['name']}: {p['reason']}")
 
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}-build-", dir=out.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o777 & ~umask)
+    tmp = sets.staging_folder(out)
     try:
         members = []
         br_entries: dict[str, list[dict[str, Any]]] = {}

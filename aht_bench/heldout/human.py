@@ -1072,11 +1072,7 @@ def build(
             f"{task_id}: the human proxy never scores in self-play, so it has no upper bound"
         )
 
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{folder.name}-build-", dir=folder.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(work, 0o777 & ~umask)  # mkdtemp makes 0700; the set is published data
+    work = sets.staging_folder(folder)
     try:
         files = {}
         for name, (params, record) in trained.items():
