@@ -16,12 +16,14 @@ The steps (paper App. "Evaluation Teammates" and "Evaluation Return Normalizatio
    divided layouts the two seats' best responses form one `SeatPair` partner.
 3. **Evaluation**: every partner (each candidate's best response, every candidate, the recipe's
    extra heuristics) plays every candidate in every seating (`evaluate.cross_play`).
-4. **Pruning**: a candidate is kept if it is competent (its best-response return is above zero
-   and at least `min_competence` of the best candidate's) and adds diversity: its own best
-   response beats the other kept candidates' best responses with it by at least `min_gap` of its
-   best-response return. Candidates failing diversity are dropped one at a time, the least
-   diverse first, recomputing the others' off-diagonal means after each drop. Every pruned
-   candidate is recorded with its reason and numbers.
+4. **Pruning**: an IPPO team of a source with `tries` that ends its training with self-play
+   return 0 is no candidate (the next seed is tried). A candidate is kept if it is competent
+   (its best-response return is above zero and at least `min_competence` of the best
+   candidate's) and adds diversity: its own best response beats the other kept candidates' best
+   responses with it by at least `min_gap` of its best-response return. Candidates failing
+   diversity are dropped one at a time, the least diverse first, recomputing the others'
+   off-diagonal means after each drop. Every pruned candidate is recorded with its reason and
+   numbers.
 5. **Bounds**: lower 0; upper the best-response return, raised to the best return of any
    evaluated partner (who raised it and by how much is recorded).
 6. **Publish**: `heldout/<task_id>/<version>/manifest.json` (+ `manifest.sha256`), the kept
@@ -143,15 +145,20 @@ def _cached_policy(path: Path) -> tuple[Any, Any] | None:
         return None
 
 
-def _ippo_candidates(rec: Recipe, env: Any, work: Path, log: Log) -> list[Candidate]:
+def _ippo_candidates(
+    rec: Recipe, env: Any, work: Path, log: Log, rejected: list[dict[str, Any]] | None = None
+) -> list[Candidate]:
+    """The recipe's IPPO teams (trained or read from `work`) as candidates; a source with `tries`
+    appends the teams it did not keep to `rejected`."""
     from aht_bench.algorithms import ippo
-    from aht_bench.policies.io import save_policy
+    from aht_bench.policies.io import read_card, save_policy
     from aht_bench.training import presets
     from aht_bench.training.config import IPPOConfig
 
     out: list[Candidate] = []
     for source in rec.ippo:
-        base = presets.get("ippo", "quick", rec.task_id)
+        accepted = 0
+        base = presets.get("ippo", source.preset, rec.task_id)
         assert isinstance(base, IPPOConfig)
         steps = source.timesteps or base.total_timesteps
         config = dataclasses.replace(base, total_timesteps=steps)
@@ -161,10 +168,15 @@ def _ippo_candidates(rec: Recipe, env: Any, work: Path, log: Log) -> list[Candid
             config = dataclasses.replace(
                 config, shaping=(("onion_on_counter", source.onion_on_counter_reward),)
             )
-        for k in range(source.seeds):
+        for k in range(source.seeds if source.tries is None else source.tries):
+            if accepted == source.seeds:
+                break
             seed = IPPO_SEED + source.seed_offset + k
             name = f"{source.prefix}_{k}"
-            stem = f"{name}-s{seed}-t{steps}"
+            # the quick preset's files keep the name they had before presets were recorded
+            stem = f"{name}-s{seed}-t{steps}" + (
+                "" if source.preset == "quick" else f"-{source.preset}"
+            )
             seats = (0, 1) if _pairs(env) else (1,)
             team_marks = marks if k == source.checkpoint_team else ()
             wanted = [(None, s, work / f"{stem}-seat{s}.safetensors") for s in seats]
@@ -194,7 +206,7 @@ def _ippo_candidates(rec: Recipe, env: Any, work: Path, log: Log) -> list[Candid
                     )
                     prov = {
                         "algorithm": "ippo (aht_bench.algorithms.ippo)",
-                        "preset": "quick",
+                        "preset": source.preset,
                         "total_timesteps": steps,
                         "seed": seed,
                         "key": f"jax.random.PRNGKey({seed})",
@@ -210,6 +222,21 @@ def _ippo_candidates(rec: Recipe, env: Any, work: Path, log: Log) -> list[Candid
                         _seat_agent(tree, seat),
                         {"task_id": rec.task_id, "provenance": prov},
                     )
+            final_return = read_card(wanted[0][2])["provenance"]["final_self_play_return"]
+            if source.tries is not None and not (final_return or 0.0) > 0.0:
+                log(f"  {name} ended with self-play return {final_return}: not a candidate")
+                if rejected is not None:
+                    rejected.append(
+                        {
+                            "name": name,
+                            "reason": "not competent in self-play (no best response trained)",
+                            "self_play_return": float(final_return or 0.0),
+                            "threshold": 0.0,
+                            "seed": seed,
+                        }
+                    )
+                continue
+            accepted += 1
             for update in (None, *team_marks):
                 suffix = "" if update is None else f"_c{update}"
                 tag = stem if update is None else f"{stem}-c{update}"
@@ -218,8 +245,6 @@ def _ippo_candidates(rec: Recipe, env: Any, work: Path, log: Log) -> list[Candid
                 ]
                 loaded = [_cached_policy(p) for _, p in files]
                 assert all(x is not None for x in loaded)
-                from aht_bench.policies.io import read_card
-
                 card = read_card(files[0][1])
                 kind = source.kind if update is None else "ippo-checkpoint"
                 out.append(
@@ -359,11 +384,16 @@ def _best_responses(
         trained = []
         for seat in rec.br_seats:
             seed = BR_SEED + 10 * c + seat
-            path = work / f"br-{cand.name}-seat{seat}-s{seed}-t{rec.br_timesteps}.safetensors"
+            tag = "" if rec.br_preset == "quick" else f"-{rec.br_preset}"
+            path = work / f"br-{cand.name}-seat{seat}-s{seed}-t{rec.br_timesteps}{tag}.safetensors"
             cached = _cached_policy(path)
             if cached is None:
                 config = presets.get(
-                    "br", "quick", rec.task_id, total_timesteps=rec.br_timesteps, learner_seat=seat
+                    "br",
+                    rec.br_preset,
+                    rec.task_id,
+                    total_timesteps=rec.br_timesteps,
+                    learner_seat=seat,
                 )
                 assert isinstance(config, BRConfig)
                 log(
@@ -383,7 +413,7 @@ def _best_responses(
                 tail = curve[-max(1, len(curve) // 10) :]
                 prov = {
                     "algorithm": "br (aht_bench.algorithms.br, PPO)",
-                    "preset": "quick",
+                    "preset": rec.br_preset,
                     "total_timesteps": rec.br_timesteps,
                     "learner_seat": seat,
                     "seed": seed,
@@ -504,7 +534,8 @@ def build(
     env = envs.make(task_id)
     seatings = sets.default_seatings(task_id, env.num_agents)
 
-    candidates = _ippo_candidates(rec, env, cache, log)
+    rejected: list[dict[str, Any]] = []
+    candidates = _ippo_candidates(rec, env, cache, log, rejected)
     candidates += _brdiv_candidates(rec, env, cache, log)
     candidates += _heuristic_candidates(rec)
     names = [c.name for c in candidates]
@@ -530,6 +561,7 @@ def build(
     nc = len(candidates)
     xp = mean[:nc]  # best response i (row) with candidate j (column)
     kept, pruned = select(xp, names, rec.min_competence, rec.min_gap)
+    pruned = rejected + pruned
     for p in pruned:
         log(f"pruned {p['name']}: {p['reason']}")
 

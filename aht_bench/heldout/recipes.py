@@ -11,7 +11,9 @@ normalization_bounds) as closely as two CPU cores allow:
   reward for placing onions on counters (the paper's `ippo_mlp_pass`), and independent/onion/
   plate heuristics with `p = 0` and `p = 0.9`.
 
-Budgets are the `quick` presets' (IPPO, BRDiv's generation stage) and short PPO best responses;
+Budgets are the `quick` presets' (IPPO on lbf, cramped_room and asymm_advantages; BRDiv's
+generation stage) or the paper's IPPO hyperparameters for half its budget (IPPO on coord_ring,
+forced_coord and counter_circuit), and short PPO best responses;
 the paper trains for 10-100x longer on a GPU. Seeds are disjoint from any the reference methods
 and the development sets use: IPPO 9100 + k, BRDiv 9200 + run, best responses 9300 + 10 *
 candidate + seat (reference runs use small seeds from 0; development-set best responses 7000+).
@@ -50,6 +52,14 @@ class IPPOSource:
     """Extra shaped reward per onion placed on a counter (the `ippo_mlp_pass` teammates)."""
     seed_offset: int = 0
     """Added to IPPO_SEED, so that two sources never share a seed."""
+    preset: str = "quick"
+    """The IPPO preset whose hyperparameters train the teams ("quick" or "paper"); `timesteps`
+    replaces its budget."""
+    tries: int | None = None
+    """Teams trained at most (None: `seeds`). Teams are trained in seed order until `seeds` of
+    them end with a self-play return above 0 (mean over the last 10% of updates) or `tries`
+    teams have been trained; a team ending at 0 is not a candidate (recorded as pruned, with no
+    best response trained). None keeps every team, as in the recipes published without it."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,6 +89,8 @@ class Recipe:
     """Heuristics that only partner candidates when the bounds are estimated."""
     br_timesteps: int = 500_000
     """Env steps of each PPO best response (one per candidate and seat)."""
+    br_preset: str = "quick"
+    """The BR preset whose hyperparameters train the best responses ("quick" or "paper")."""
     br_seats: tuple[int, ...] = (0,)
     """Seats a best response is trained in: (0,) on seat-symmetric tasks (it plays every seat),
     (0, 1) on divided layouts."""
@@ -97,6 +109,13 @@ class Recipe:
     averaged over members of one kind, in our units (LBF: our return is half the fraction of
     food eaten, 0.5 = all; the paper's percent / 200); for the comparison table only."""
 
+
+# coord_ring, forced_coord, counter_circuit: the paper's IPPO hyperparameters (8 envs x 400 steps,
+# 15 epochs x 16 minibatches, entropy 0.05, lr 1e-3) for half its 3M steps. On forced_coord the
+# quick preset learned nothing (self-play return 0.0 after 6M steps) where the paper's reached
+# 95-137 within 640k steps on three of four runs; a run can stay at 0, so up to eight seeds are
+# tried for three teams that learned (benchmarks/results/forced_coord_ippo_presets.json).
+_PAPER_IPPO = IPPOSource(seeds=3, preset="paper", timesteps=1_500_000, tries=8)
 
 _DIVIDED = ("overcooked-asymm_advantages-v1", "overcooked-forced_coord-v1")
 
@@ -164,6 +183,7 @@ V1: dict[str, Recipe] = {
     "overcooked-coord_ring-v1": _overcooked(
         "overcooked-coord_ring-v1",
         ("independent_agent_0", "onion_agent_0", "plate_agent_0"),
+        ippo=(_PAPER_IPPO,),
         paper_bounds=(
             ("ippo_mlp (1, 2, 3)", 260.7),
             ("brdiv-conf (3 members)", 190.8),
@@ -175,6 +195,7 @@ V1: dict[str, Recipe] = {
     "overcooked-forced_coord-v1": _overcooked(
         "overcooked-forced_coord-v1",
         ("independent_agent_0.6",),
+        ippo=(_PAPER_IPPO,),
         extra_partners=("independent_agent_0.3", "independent_agent_0.9"),
         paper_bounds=(
             ("ippo_mlp (0, 1, 2)", 220.0),
@@ -192,9 +213,12 @@ V1: dict[str, Recipe] = {
             "plate_agent_0.9",
         ),
         ippo=(
-            IPPOSource(seeds=3),
+            _PAPER_IPPO,
             IPPOSource(
                 seeds=3,
+                preset="paper",
+                timesteps=_PAPER_IPPO.timesteps,
+                tries=_PAPER_IPPO.tries,
                 prefix="ippo_mlp_pass",
                 kind="ippo-shaped",
                 onion_on_counter_reward=0.5,

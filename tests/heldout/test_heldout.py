@@ -371,6 +371,80 @@ def test_build_refuses_an_existing_set_and_unknown_recipes(tmp_path):
     assert result.exit_code == 2 and "no v1 recipe for sabotage-v1" in result.output
 
 
+@pytest.mark.parametrize(
+    ("task", "preset", "steps"),
+    [("cramped_room", "quick", 2_500_000), ("forced_coord", "paper", 1_500_000)],
+)
+def test_an_ippo_source_trains_with_its_presets_hyperparameters(
+    tmp_path, monkeypatch, task, preset, steps
+):
+    from aht_bench.algorithms import ippo
+    from aht_bench.training import presets
+
+    class Stop(Exception):
+        pass
+
+    seen = []
+
+    def fake_train(key, config, seeds, on_update=None):
+        seen.append(config)
+        raise Stop
+
+    monkeypatch.setattr(ippo, "train", fake_train)
+    rec = hb.recipe(task)
+    with pytest.raises(Stop):
+        hb._ippo_candidates(rec, envs.make(rec.task_id), tmp_path, lambda _msg: None)
+    expected = presets.get("ippo", preset, rec.task_id, total_timesteps=steps)
+    assert seen[0] == expected
+    assert seen[0] != presets.get(
+        "ippo", "quick" if preset == "paper" else "paper", rec.task_id, total_timesteps=steps
+    )
+
+
+@pytest.mark.parametrize("task_id", list(recipes.V1))
+def test_recipe_sources_never_share_a_seed(task_id):
+    rec = recipes.V1[task_id]
+    seeds = [
+        recipes.IPPO_SEED + s.seed_offset + k
+        for s in rec.ippo
+        for k in range(s.seeds if s.tries is None else s.tries)
+    ]
+    assert len(seeds) == len(set(seeds)) and max(seeds) < recipes.BRDIV_SEED
+
+
+def test_a_source_with_tries_skips_teams_that_ended_at_zero_self_play(tmp_path):
+    # trained teams read from the work folder: seeds 9100..9103 ended at 0, 5, None (no
+    # episode finished) and 7; two teams are wanted from at most four tries
+    rec = dataclasses.replace(
+        hb.recipe("cramped_room"),
+        ippo=(recipes.IPPOSource(seeds=2, tries=4, preset="paper", timesteps=3200),),
+    )
+    env = envs.make(rec.task_id)
+    net = MLPActorCritic(env.obs_dim, env.num_actions, hidden=(8,))
+    for k, sp in enumerate([0.0, 5.0, None, 7.0, 9.0]):
+        save_policy(
+            tmp_path / f"ippo_mlp_{k}-s{9100 + k}-t3200-paper-seat1.safetensors",
+            net,
+            net.init(jax.random.PRNGKey(k)),
+            {
+                "task_id": rec.task_id,
+                "provenance": {"final_self_play_return": sp, "seed": 9100 + k},
+            },
+        )
+    rejected: list[dict] = []
+    got = hb._ippo_candidates(rec, env, tmp_path, lambda _msg: None, rejected)
+    assert [c.name for c in got] == ["ippo_mlp_1", "ippo_mlp_3"]
+    assert [(r["name"], r["seed"], r["self_play_return"]) for r in rejected] == [
+        ("ippo_mlp_0", 9100, 0.0),
+        ("ippo_mlp_2", 9102, 0.0),
+    ]
+    # without tries every team is a candidate, whatever its return (the published recipes)
+    keep_all = dataclasses.replace(rec, ippo=(dataclasses.replace(rec.ippo[0], tries=None),))
+    rejected.clear()
+    got = hb._ippo_candidates(keep_all, env, tmp_path, lambda _msg: None, rejected)
+    assert [c.name for c in got] == ["ippo_mlp_0", "ippo_mlp_1"] and rejected == []
+
+
 # ---------------------------------------------------------------------------- reproducible
 
 
