@@ -464,6 +464,25 @@ def _tiny_recipe(monkeypatch) -> None:
     monkeypatch.setitem(recipes.V1, "lbf-v1", tiny)
 
 
+def test_heldout_compare_finds_a_changed_weight_file(tmp_path):
+    import subprocess
+    import sys
+
+    folder = _first_v1()
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy)
+    script = [sys.executable, str(Path(__file__).parents[2] / "benchmarks" / "heldout_compare.py")]
+    same = subprocess.run([*script, str(folder), str(copy)], capture_output=True, text=True)
+    assert same.returncode == 0 and " 0 differ" in same.stdout
+    victim = _weight_files(copy)[0]
+    data = bytearray(victim.read_bytes())
+    data[-1] ^= 1
+    victim.write_bytes(bytes(data))
+    changed = subprocess.run([*script, str(folder), str(copy)], capture_output=True, text=True)
+    rel = victim.relative_to(copy)
+    assert changed.returncode == 1 and f"DIFFERS {rel}" in changed.stdout
+
+
 @pytest.mark.slow
 def test_a_rebuild_from_scratch_reproduces_every_published_byte_of_weights(tmp_path, monkeypatch):
     _tiny_recipe(monkeypatch)
