@@ -99,8 +99,19 @@ def update(state: IPPOState, config: IPPOConfig) -> tuple[IPPOState, Metrics]:
     params = tuple(
         jax.tree.map(lambda x, i=i: x[i], state.learners.params) for i in range(num_agents)
     )
+    coef = None
+    if config.shaped_reward_anneal_steps is not None:
+        done = state.update_step.astype(jnp.float32) * config.batch_size
+        left = jnp.clip(1.0 - done / config.shaped_reward_anneal_steps, 0.0, 1.0)
+        coef = config.shaped_reward_coef * left
     rollout_state, trajectory = rollout(
-        setup.env, setup.pairing, params, state.rollout, key_rollout, config.rollout_length
+        setup.env,
+        setup.pairing,
+        params,
+        state.rollout,
+        key_rollout,
+        config.rollout_length,
+        shaped_reward_coef=coef,
     )
     # One PPO update per agent, unrolled: a vmap over agents makes every matmul a batched one,
     # slower on XLA's CPU backend than two plain ones.
@@ -120,6 +131,8 @@ def update(state: IPPOState, config: IPPOConfig) -> tuple[IPPOState, Metrics]:
     metrics = {k: jnp.mean(v) for k, v in ppo_metrics.items()}
     metrics |= episode_stats(trajectory, seat=0)
     metrics["env_steps"] = step * config.batch_size
+    if coef is not None:
+        metrics["shaped_reward_coef"] = coef
     return IPPOState(learners, rollout_state, key, step), metrics
 
 

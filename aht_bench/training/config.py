@@ -203,10 +203,24 @@ class IPPOConfig(RunConfig):
     """Overcooked only: shaped-reward coefficients that replace the paper's, as (name, value)
     pairs of `aht_bench.envs.overcooked.ShapingParams` (e.g. (("onion_on_counter", 0.5),) for
     the heldout `ippo_mlp_pass` teammates); () keeps the paper's."""
+    shaped_reward_anneal_steps: int | None = None
+    """Anneal `shaped_reward_coef` linearly to 0 over this many env steps (then train on the base
+    reward alone), as JaxMARL's and Carroll et al.'s Overcooked PPO do; None keeps it constant
+    (the paper's tables)."""
 
     def __post_init__(self) -> None:
         _check_mlp_hidden(self)
         super().__post_init__()
+        if self.shaped_reward_anneal_steps is not None:
+            _require(
+                self.shaped_reward_anneal_steps >= 1,
+                "shaped_reward_anneal_steps",
+                self.shaped_reward_anneal_steps,
+                "use a positive number of env steps, or None for a constant coefficient",
+            )
+            object.__setattr__(
+                self, "shaped_reward_anneal_steps", int(self.shaped_reward_anneal_steps)
+            )
         object.__setattr__(
             self, "shaping", tuple((str(k), float(v)) for k, v in dict(self.shaping).items())
         )

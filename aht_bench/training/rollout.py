@@ -321,8 +321,11 @@ def rollout(
     key: jax.Array,
     num_steps: int,
     keep_states: bool = False,
+    shaped_reward_coef: jax.Array | None = None,
 ) -> tuple[RolloutState, Trajectory]:
     """Scan `num_steps` joint steps of every env in `state`; `params[r]` drives role r.
+
+    `shaped_reward_coef` (a traced scalar, e.g. an annealed one) replaces the pairing's.
 
     Returns the state to continue from and the `Trajectory` (time-major, `T = num_steps`).
     Jittable (call it inside a jitted update); `pairing`, `num_steps` and `keep_states` are
@@ -380,7 +383,8 @@ def rollout(
         env_state, ts = jax.vmap(env.env.step)(step_env_keys, carry.env_state, joint)
         starts, used = pool.take(env, ts.done, used, step_reset_keys)
         env_state, ts = jax.vmap(env.restart_where_done)(env_state, ts, starts)
-        reward = ts.reward + pairing.shaped_reward_coef * ts.shaped_reward
+        coef = pairing.shaped_reward_coef if shaped_reward_coef is None else shaped_reward_coef
+        reward = ts.reward + coef * ts.shaped_reward
         records = tuple(
             (
                 carry.obs[:, seats[r]],

@@ -431,6 +431,11 @@ class RunSpec:
 def _coerce(owner: type, field: str, value: str, name: str) -> Any:
     """`value` as the type of `owner`'s `field` (`name`: the override as typed, for errors)."""
     kind = typing.get_type_hints(owner)[field]
+    args = typing.get_args(kind)
+    if type(None) in args and len(args) == 2:  # `T | None`: "none" or a T
+        if value.strip().lower() == "none":
+            return None
+        kind = next(a for a in args if a is not type(None))
     origin = typing.get_origin(kind)
     try:
         if kind is bool:

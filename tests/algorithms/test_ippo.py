@@ -80,3 +80,20 @@ def test_stopping_after_two_updates_and_resuming_is_bit_identical(config):
     for k, v in straight.metrics.items():
         both = np.concatenate([first.metrics[k], resumed.metrics[k]], axis=1)
         np.testing.assert_array_equal(v, both)
+
+
+def test_the_shaped_reward_coefficient_anneals_linearly_to_zero(config):
+    import dataclasses
+
+    # 128 env steps per update, annealed over 256: 1, 0.5, then 0 from the third update on
+    cfg = dataclasses.replace(
+        config, total_timesteps=128 * 4, shaped_reward_anneal_steps=256, checkpoint_updates=()
+    )
+    result = ippo.train(jax.random.PRNGKey(0), cfg)
+    np.testing.assert_allclose(result.metrics["shaped_reward_coef"][0], [1.0, 0.5, 0.0, 0.0])
+    assert (
+        "shaped_reward_coef"
+        not in ippo.train(
+            jax.random.PRNGKey(0), dataclasses.replace(cfg, shaped_reward_anneal_steps=None)
+        ).metrics
+    )

@@ -65,6 +65,7 @@ def test_ppo_config_refuses(field, value):
         ({"checkpoint_updates": (0,)}, "checkpoint_updates"),
         ({"checkpoint_updates": (10,)}, "checkpoint_updates"),
         ({"shaped_reward_coef": -1.0}, "shaped_reward_coef"),
+        ({"shaped_reward_anneal_steps": 0}, "shaped_reward_anneal_steps"),
         ({"hidden": ()}, "hidden"),
         ({"task_id": "lbf_v1"}, "task_id"),
     ],

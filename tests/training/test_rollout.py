@@ -168,3 +168,27 @@ def test_rollout_from_stored_states_continues_their_clock(env):
     _, btraj = run_rollout(branch_env, pairing, params, branch, jax.random.PRNGKey(5), 4)
     np.testing.assert_array_equal(np.asarray(btraj.time)[:, 0], [2, 3, 2, 3])
     np.testing.assert_array_equal(np.asarray(btraj.truncated)[:, 0], [0, 1, 0, 1])
+
+
+def test_a_traced_shaped_reward_coefficient_replaces_the_pairings():
+    # cramped_room with two random MLP learners: the actions do not depend on the coefficient,
+    # so the learners' rewards differ by coefficient x shaped reward
+    oc = make_env("cramped_room")
+    net = MLPActorCritic(oc.obs_dim, oc.num_actions, hidden=(8,))
+    pairing = Pairing(policies=(net, net), learners=(0, 1))
+    params = (net.init(jax.random.PRNGKey(1)), net.init(jax.random.PRNGKey(2)))
+    state = init_rollout(oc, pairing, jax.random.PRNGKey(0), 8)
+    step = jax.jit(rollout, static_argnames=("env", "pairing", "num_steps"))
+
+    def rewards(coef):
+        _, traj = step(
+            oc, pairing, params, state, jax.random.PRNGKey(3), 200, shaped_reward_coef=coef
+        )
+        return np.stack([np.asarray(d.rewards) for d in traj.learners])
+
+    _, default = step(oc, pairing, params, state, jax.random.PRNGKey(3), 200)
+    base, one, two = (rewards(jnp.float32(c)) for c in (0.0, 1.0, 2.0))
+    np.testing.assert_array_equal(np.stack([np.asarray(d.rewards) for d in default.learners]), one)
+    shaped = one - base
+    assert np.count_nonzero(shaped) > 0  # random agents picked something up
+    np.testing.assert_allclose(two - base, 2 * shaped, rtol=1e-6, atol=1e-6)

@@ -255,6 +255,12 @@ def test_overrides_are_typed_and_checked():
     assert config.total_timesteps == 100_000 and config.ppo.anneal_lr is False
     hidden = runs.RunSpec("ippo", TASK, overrides=(("hidden", "32,16"),)).config()
     assert hidden.hidden == (32, 16)
+    anneal = runs.RunSpec("ippo", TASK, overrides=(("shaped_reward_anneal_steps", "5e4"),))
+    assert anneal.config().shaped_reward_anneal_steps == 50_000
+    off = runs.RunSpec("ippo", TASK, overrides=(("shaped_reward_anneal_steps", "None"),))
+    assert off.config().shaped_reward_anneal_steps is None
+    with pytest.raises(ValueError, match="shaped_reward_anneal_steps='soon' is invalid"):
+        runs.RunSpec("ippo", TASK, overrides=(("shaped_reward_anneal_steps", "soon"),)).config()
     with pytest.raises(ValueError, match="unknown override 'ppo.lr'"):
         runs.RunSpec("ippo", TASK, overrides=(("ppo.lr", "1"),)).config()
     with pytest.raises(ValueError, match="num_envs='many' is invalid"):
