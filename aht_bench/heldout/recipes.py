@@ -112,9 +112,10 @@ class Recipe:
 
 # coord_ring, forced_coord, counter_circuit: the paper's IPPO hyperparameters (8 envs x 400 steps,
 # 15 epochs x 16 minibatches, entropy 0.05, lr 1e-3) for half its 3M steps. On forced_coord the
-# quick preset learned nothing (self-play return 0.0 after 6M steps) where the paper's reached
-# 95-137 within 640k steps on three of four runs; a run can stay at 0, so up to eight seeds are
-# tried for three teams that learned (benchmarks/results/forced_coord_ippo_presets.json).
+# quick preset learned nothing (self-play return 0.0 after 6M steps); the paper's learned on 3 of
+# 8 runs (95-137 within 640k steps; the others farm the onion-pickup shaping and stay at 0), so up
+# to eight seeds are tried for three teams that learned
+# (benchmarks/results/forced_coord_ippo_presets.json; still too few: forced_coord is not built).
 _PAPER_IPPO = IPPOSource(seeds=3, preset="paper", timesteps=1_500_000, tries=8)
 
 _DIVIDED = ("overcooked-asymm_advantages-v1", "overcooked-forced_coord-v1")
