@@ -389,7 +389,7 @@ def train(
     no_progress: bool,
     debug: bool,
 ) -> None:
-    """Train ALGORITHM (ippo, br, ego or rotate) on a task, with checkpoints, metrics and curves.
+    """Train ALGORITHM (see the choices above) on a task, with checkpoints, metrics and curves.
 
     \b
     aht-bench train ippo --task cramped_room --preset quick --seeds 3 --out runs/ippo-cr

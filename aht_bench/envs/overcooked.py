@@ -138,13 +138,21 @@ class ShapingParams:
     plate_pickup: jax.Array  # () float32: empty hand -> plate
     soup_pickup: jax.Array  # () float32: plate -> dish (a ready soup taken from a pot)
     onion_on_counter: jax.Array  # () float32: onion -> empty while facing a counter (a pass)
+    counter_pickup: jax.Array  # () float32: factor on onion/plate pickups taken off a counter
 
 
 PAPER_SHAPING = dict(
-    onion_pickup=0.1, onion_in_pot=0.5, plate_pickup=0.1, soup_pickup=1.0, onion_on_counter=0.0
+    onion_pickup=0.1,
+    onion_in_pot=0.5,
+    plate_pickup=0.1,
+    soup_pickup=1.0,
+    onion_on_counter=0.0,
+    counter_pickup=1.0,
 )
 """The paper's coefficients; `onion_on_counter` (0 here) is only used by the heldout
-`ippo_mlp_pass` teammates (`with_shaping`)."""
+`ippo_mlp_pass` teammates and `counter_pickup` (1 here: an onion or plate taken off a counter is
+rewarded like one taken from a pile) only by the heldout forced_coord teammates
+(`with_shaping`)."""
 
 
 def with_shaping(env: Overcooked, **coefficients: float) -> Overcooked:
@@ -418,19 +426,23 @@ class Overcooked(Environment[OvercookedState]):
             plate -> dish                    : soup pickup from a ready pot     +1.0
         (onion -> empty facing a counter is a drop, and dish -> empty a drop or a delivery:
         neither is shaped, except that `with_shaping(env, onion_on_counter=c)` rewards an onion
-        placed on a counter with c: the heldout `ippo_mlp_pass` teammates). Unlike JaxMARL, a
-        plate pickup is rewarded whether or not a pot needs it. Shape (2,) float32.
+        placed on a counter with c: the heldout `ippo_mlp_pass` teammates). A pickup off a
+        counter is scaled by `counter_pickup` (1; `with_shaping(env, counter_pickup=0)` pays
+        only pile pickups, which removes the drop-and-pick-up loop on one counter cell that
+        forced_coord's IPPO otherwise learns). Unlike JaxMARL, a plate pickup is rewarded whether
+        or not a pot needs it. Shape (2,) float32.
         """
         held, now = before.agent_inv, after.agent_inv
         faced = before.agent_pos.astype(jnp.int32) + before.agent_dir.astype(jnp.int32)
         facing_pot = self._pot_mask[faced[:, 1], faced[:, 0]]
         facing_counter = self._counter_mask[faced[:, 1], faced[:, 0]]
         p = self.params
+        pickup = jnp.where(facing_counter, p.counter_pickup, 1.0)
         return (
-            p.onion_pickup * ((held == EMPTY) & (now == ONION))
+            p.onion_pickup * pickup * ((held == EMPTY) & (now == ONION))
             + p.onion_in_pot * ((held == ONION) & (now == EMPTY) & facing_pot)
             + p.onion_on_counter * ((held == ONION) & (now == EMPTY) & facing_counter)
-            + p.plate_pickup * ((held == EMPTY) & (now == PLATE))
+            + p.plate_pickup * pickup * ((held == EMPTY) & (now == PLATE))
             + p.soup_pickup * ((held == PLATE) & (now == DISH))
         )
 

@@ -164,18 +164,21 @@ def _ippo_candidates(
         config = dataclasses.replace(base, total_timesteps=steps)
         updates = config.num_updates
         marks = tuple(sorted({max(1, round(f * updates)) for f in source.checkpoints}))
-        if source.onion_on_counter_reward:
-            config = dataclasses.replace(
-                config, shaping=(("onion_on_counter", source.onion_on_counter_reward),)
-            )
+        shaping = [("onion_on_counter", source.onion_on_counter_reward)] * bool(
+            source.onion_on_counter_reward
+        ) + [("counter_pickup", source.counter_pickup)] * (source.counter_pickup != 1.0)
+        if shaping:
+            config = dataclasses.replace(config, shaping=tuple(shaping))
         for k in range(source.seeds if source.tries is None else source.tries):
             if accepted == source.seeds:
                 break
             seed = IPPO_SEED + source.seed_offset + k
             name = f"{source.prefix}_{k}"
             # the quick preset's files keep the name they had before presets were recorded
-            stem = f"{name}-s{seed}-t{steps}" + (
-                "" if source.preset == "quick" else f"-{source.preset}"
+            stem = (
+                f"{name}-s{seed}-t{steps}"
+                + ("" if source.preset == "quick" else f"-{source.preset}")
+                + ("" if source.counter_pickup == 1.0 else f"-cp{source.counter_pickup:g}")
             )
             seats = (0, 1) if _pairs(env) else (1,)
             team_marks = marks if k == source.checkpoint_team else ()
@@ -216,6 +219,8 @@ def _ippo_candidates(
                         "final_self_play_return": final,
                         "onion_on_counter_reward": source.onion_on_counter_reward,
                     }
+                    if source.counter_pickup != 1.0:  # absent from the sets published before it
+                        prov["counter_pickup"] = source.counter_pickup
                     save_policy(
                         path,
                         net,

@@ -50,6 +50,9 @@ class IPPOSource:
     """Manifest kind of these members ("ippo" or "ippo-shaped")."""
     onion_on_counter_reward: float = 0.0
     """Extra shaped reward per onion placed on a counter (the `ippo_mlp_pass` teammates)."""
+    counter_pickup: float = 1.0
+    """Factor on the shaped reward of an onion or plate picked up off a counter (1: rewarded like
+    a pile pickup, the paper's shaping; 0: only pile pickups are rewarded)."""
     seed_offset: int = 0
     """Added to IPPO_SEED, so that two sources never share a seed."""
     preset: str = "quick"

@@ -436,6 +436,7 @@ def _coerce(owner: type, field: str, value: str, name: str) -> Any:
         if value.strip().lower() == "none":
             return None
         kind = next(a for a in args if a is not type(None))
+        args = typing.get_args(kind)
     origin = typing.get_origin(kind)
     try:
         if kind is bool:
@@ -453,11 +454,23 @@ def _coerce(owner: type, field: str, value: str, name: str) -> Any:
             return float(value)
         if kind is str:
             return value
+        if origin is tuple and typing.get_origin(args[0]) is tuple:  # (name, number) pairs
+            return tuple(_pair(item) for item in value.split(",") if item.strip())
         if origin is tuple:
             return tuple(int(float(v)) for v in value.split(",") if v.strip())
     except ValueError as e:
         raise ValueError(f"override {name}={value!r} is invalid: {e}") from None
     raise ValueError(f"override {name}={value!r}: fields of type {kind} cannot be overridden")
+
+
+def _pair(item: str) -> tuple[str, float]:
+    """ "name:number" -> (name, number), for pair-tuple fields such as IPPO's `shaping`."""
+    name, sep, number = item.partition(":")
+    if not sep or not name.strip():
+        raise ValueError(
+            f"{item!r} is not NAME:NUMBER (e.g. counter_pickup:0,onion_on_counter:0.5)"
+        )
+    return name.strip(), float(number)
 
 
 def _unknown(name: str, known: list[str], listing: str) -> ValueError:

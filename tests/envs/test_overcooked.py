@@ -262,6 +262,27 @@ def test_pickups_from_counters():
         assert int(state.inner.agent_inv[1]) == EMPTY  # the counter (4,2) was bare
 
 
+def test_counter_pickup_zero_pays_pile_pickups_only():
+    """`with_shaping(env, counter_pickup=0)` (the heldout forced_coord teammates' shaping):
+    an onion or plate taken off a counter earns nothing, one taken from a pile still +0.1, and
+    the base reward and the next state are unchanged."""
+    from aht_bench.envs.overcooked import with_shaping
+
+    paper = make_overcooked("cramped_room")
+    env = with_shaping(paper, counter_pickup=0.0)
+    step, paper_step = jax.jit(env.step), jax.jit(paper.step)
+    # seat 0 at (1,2) faces the counter (0,2); seat 1 at (1,1) faces the onion pile (0,1)
+    for item, kwargs in ((ONION, dict(onion_pos=[[0, 2]])), (PLATE, dict(plate_pos=[[0, 2]]))):
+        state = as_state(build_inner("cramped_room", [[1, 2], [1, 1]], [W, W], **kwargs))
+        after, ts = step(KEY, state, jnp.array([INTERACT, INTERACT]))
+        paper_after, paper_ts = paper_step(KEY, state, jnp.array([INTERACT, INTERACT]))
+        np.testing.assert_allclose(ts.shaped_reward, [0.0, 0.1], atol=1e-6)
+        np.testing.assert_allclose(paper_ts.shaped_reward, [0.1, 0.1], atol=1e-6)
+        np.testing.assert_array_equal(ts.reward, paper_ts.reward)
+        assert after.inner.agent_inv.tolist() == [item, ONION]
+        assert paper_after.inner.agent_inv.tolist() == [item, ONION]
+
+
 # ---------------------------------------------------------------------- spawns
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_spawns(layout):

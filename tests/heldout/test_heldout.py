@@ -445,6 +445,39 @@ def test_a_source_with_tries_skips_teams_that_ended_at_zero_self_play(tmp_path):
     assert [c.name for c in got] == ["ippo_mlp_0", "ippo_mlp_1"] and rejected == []
 
 
+def test_a_counter_pickup_source_trains_its_own_teams(tmp_path, monkeypatch):
+    # a team trained with the paper's shaping is in the work folder under the same seed; a
+    # source that does not reward counter pickups must not reuse it, and trains with its shaping
+    from aht_bench.algorithms import ippo
+
+    class Stop(Exception):
+        pass
+
+    seen = []
+
+    def fake_train(key, config, seeds, on_update=None):
+        seen.append(config)
+        raise Stop
+
+    monkeypatch.setattr(ippo, "train", fake_train)
+    source = recipes.IPPOSource(seeds=1, preset="paper", timesteps=3200)
+    rec = dataclasses.replace(hb.recipe("forced_coord"), ippo=(source,))
+    env = envs.make(rec.task_id)
+    net = MLPActorCritic(env.obs_dim, env.num_actions, hidden=(8,))
+    for seat in (0, 1):
+        save_policy(
+            tmp_path / f"ippo_mlp_0-s9100-t3200-paper-seat{seat}.safetensors",
+            net,
+            net.init(jax.random.PRNGKey(seat)),
+            {"task_id": rec.task_id, "provenance": {"final_self_play_return": 5.0}},
+        )
+    assert len(hb._ippo_candidates(rec, env, tmp_path, lambda _msg: None)) == 1 and not seen
+    no_counter = dataclasses.replace(rec, ippo=(dataclasses.replace(source, counter_pickup=0.0),))
+    with pytest.raises(Stop):
+        hb._ippo_candidates(no_counter, env, tmp_path, lambda _msg: None)
+    assert seen[0].shaping == (("counter_pickup", 0.0),)
+
+
 # ---------------------------------------------------------------------------- reproducible
 
 

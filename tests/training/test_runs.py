@@ -261,6 +261,16 @@ def test_overrides_are_typed_and_checked():
     assert off.config().shaped_reward_anneal_steps is None
     with pytest.raises(ValueError, match="shaped_reward_anneal_steps='soon' is invalid"):
         runs.RunSpec("ippo", TASK, overrides=(("shaped_reward_anneal_steps", "soon"),)).config()
+    cc = "overcooked-counter_circuit-v1"
+    shaping = (("shaping", "counter_pickup:0, onion_on_counter:0.5"),)
+    assert runs.RunSpec("ippo", cc, overrides=shaping).config().shaping == (
+        ("counter_pickup", 0.0),
+        ("onion_on_counter", 0.5),
+    )
+    with pytest.raises(ValueError, match="'counter_pickup' is not NAME:NUMBER"):
+        runs.RunSpec("ippo", cc, overrides=(("shaping", "counter_pickup"),)).config()
+    with pytest.raises(ValueError, match="unknown coefficients \\['pass'\\]"):
+        runs.RunSpec("ippo", cc, overrides=(("shaping", "pass:1"),)).config()
     with pytest.raises(ValueError, match="unknown override 'ppo.lr'"):
         runs.RunSpec("ippo", TASK, overrides=(("ppo.lr", "1"),)).config()
     with pytest.raises(ValueError, match="num_envs='many' is invalid"):
