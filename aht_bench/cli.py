@@ -1173,5 +1173,14 @@ def _register_experiments() -> None:
 _register_experiments()
 
 
+def _register_leaderboard() -> None:
+    from aht_bench.leaderboard.cli import leaderboard
+
+    main.add_command(leaderboard)
+
+
+_register_leaderboard()
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -1,0 +1,206 @@
+"""The leaderboard operations behind `aht-bench leaderboard`: submit, verify and render.
+
+    path, entry, report = submit("result.json", "my agent", "PPO ego, 3M steps")
+    verification = verify(path)                    # checks, then a re-run when possible
+    changed = render_files()                       # leaderboard/README.md and index.html
+
+Errors: `EntryError` for input that is not a result record, a bad name or an entry that exists
+(usage errors); `Rejected` (with its `Report`) for a record that fails a check.
+
+May import the standard library and aht_bench.leaderboard (aht_bench.evaluation through it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from aht_bench.leaderboard import render
+from aht_bench.leaderboard.checks import Problem, Report, check_entry, schema_errors
+from aht_bench.leaderboard.entries import (
+    BLOCK,
+    EntryError,
+    EntryExistsError,
+    check_description,
+    check_name,
+    entries_folder,
+    entry_paths,
+    entry_slug,
+    leaderboard_root,
+    locate_agent,
+    make_entry,
+    read_json,
+    repo_relative,
+    repo_root,
+    write_entry,
+)
+from aht_bench.leaderboard.rerun import DEFAULT_EPISODES, RerunError, RerunResult, rerun_entry
+
+README = "README.md"
+HTML = "index.html"
+
+
+class Rejected(Exception):
+    """A record or entry that fails a check; `report.problems` says which and how to fix each."""
+
+    def __init__(self, report: Report) -> None:
+        super().__init__("; ".join(p.message for p in report.problems))
+        self.report = report
+
+
+def submit(
+    result: str | os.PathLike[str],
+    name: str,
+    description: str,
+    *,
+    agent: Path | None = None,
+    replace: bool = False,
+    root: Path | None = None,
+    repo: Path | None = None,
+) -> tuple[Path, dict[str, Any], Report]:
+    """Check the result record `result` and write it as the entry `name` in
+    leaderboard/entries/ (atomically; nothing is written when a check fails).
+
+    `agent` is the agent file the record was made with, when its recorded path
+    (`meta.agent_path`) does not find it in the repository; it must match the record's sha256.
+    """
+    repo = repo or repo_root()
+    record = read_json(result)
+    name = check_name(name)
+    description = check_description(description)
+    extra: list[Problem] = []
+    if agent is not None:
+        if not agent.is_file():
+            raise EntryError(
+                f"--agent {agent}: no such file; pass the agent file the record was made with"
+            )
+        agent_path = repo_relative(agent, repo)
+        payload = record.get("payload")
+        info = payload.get("agent") if isinstance(payload, dict) else None
+        recorded = info.get("sha256") if isinstance(info, dict) else None
+        digest = hashlib.sha256(agent.read_bytes()).hexdigest()
+        if agent_path is None and digest != recorded:  # inside the repo, check_entry says it
+            extra.append(
+                Problem(
+                    "agent_hash",
+                    f"agent hash mismatch: {agent} (sha256 {digest[:16]}...) is not the file "
+                    f"the record was made with ({str(recorded)[:16]}...); pass that file to "
+                    "--agent, or evaluate this one and submit its record",
+                )
+            )
+    else:
+        meta = record.get("meta")
+        agent_path = locate_agent(meta.get("agent_path") if isinstance(meta, dict) else None, repo)
+    entry = make_entry(record, name, description, agent_path)
+    report = check_entry(entry, repo=repo)
+    report.problems += extra
+    if not report.ok:
+        raise Rejected(report)
+    payload = entry["payload"]
+    slug = entry_slug(name, payload["task_id"], payload["teammate_set"]["version"])
+    target = entries_folder(root) / f"{slug}.json"
+    if target.exists() and not replace:
+        raise EntryExistsError(
+            f"the entry {target} already exists (same name, task and heldout version); pass "
+            "--replace to overwrite it, or choose another --name"
+        )
+    write_entry(target, entry)
+    return target, entry, report
+
+
+@dataclasses.dataclass
+class Verification:
+    path: Path
+    entry: dict[str, Any]
+    report: Report
+    rerun: RerunResult | None = None
+    rerun_error: str | None = None  # the re-run failed: why
+    rerun_skipped: str | None = None  # no re-run: why
+
+    @property
+    def ok(self) -> bool:
+        rerun_ok = self.rerun is None or self.rerun.agrees
+        return self.report.ok and self.rerun_error is None and rerun_ok
+
+
+def verify(
+    path: Path,
+    *,
+    rerun: bool = True,
+    episodes: int | None = None,
+    seed: int | None = None,
+    repo: Path | None = None,
+    timeout: float | None = None,
+    on_checked: Callable[[Verification], None] | None = None,
+) -> Verification:
+    """Every check of `checks` on the entry in `path`, then, when they pass and the agent file
+    is in the repository, a re-run of the agent (`rerun`) on `episodes` episodes per member and
+    seating (default: 8, at most the record's) with the record's seed (or `seed`).
+    `on_checked(verification)` is called between the checks and the re-run."""
+    repo = repo or repo_root()
+    entry = read_json(path)
+    report = check_entry(entry, repo=repo)
+    out = Verification(path, entry, report)
+    agent_path = entry[BLOCK]["agent_path"] if report.ok else None
+    if not rerun:
+        out.rerun_skipped = "not re-run (--no-rerun)"
+    elif not report.ok:
+        out.rerun_skipped = "not re-run: the checks above failed"
+    elif agent_path is None or not (repo / agent_path).is_file():
+        out.rerun_skipped = (
+            f"not re-run: the agent file {agent_path or entry['payload']['agent']['file']} is "
+            "not in this repository (schema, score and hash checks only)"
+        )
+    if on_checked is not None:
+        on_checked(out)
+    if out.rerun_skipped is not None:
+        return out
+    sample = min(episodes or DEFAULT_EPISODES, entry["payload"]["protocol"]["episodes"])
+    try:
+        out.rerun = rerun_entry(entry, repo, episodes=sample, seed=seed, timeout=timeout)
+    except RerunError as e:
+        out.rerun_error = str(e)
+    return out
+
+
+def load_entries(root: Path | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """(slug, entry) of every entry file, each schema-checked (an EntryError names a bad one)."""
+    out = []
+    for path in entry_paths(root):
+        entry = read_json(path)
+        errors = schema_errors(entry)
+        if errors:
+            raise EntryError(
+                f"{path} is not a well-formed entry ({errors[0][0]}); run `aht-bench leaderboard "
+                f"verify {path}`, then fix or remove it"
+            )
+        out.append((path.stem, entry))
+    return out
+
+
+def render_files(root: Path | None = None, *, check: bool = False) -> list[Path]:
+    """Regenerate README.md (between its markers) and index.html of the leaderboard folder
+    from its entries; returns the files that changed (with `check`, that would change, and
+    nothing is written)."""
+    from aht_bench.files import atomic_write_bytes
+
+    root = root or leaderboard_root()
+    entries = load_entries(root)
+    readme = root / README
+    current = readme.read_text(encoding="utf-8") if readme.is_file() else None
+    pages = {
+        readme: render.render_readme(current, entries),
+        root / HTML: render.render_html(entries),
+    }
+    changed = []
+    for path, text in pages.items():
+        old = path.read_bytes() if path.is_file() else None
+        if old != text.encode():
+            changed.append(path)
+            if not check:
+                atomic_write_bytes(path, text.encode())
+    return changed

@@ -1,0 +1,581 @@
+"""The checks every leaderboard entry passes, at `submit` and in `verify` (and so in CI).
+
+    report = check_entry(entry)          # Report(problems, passed, notes)
+    report.ok                            # no problems
+
+In order, each a `Problem` whose `kind` names it and whose message names the fix:
+
+1. `schema`: the record has every field `aht-bench evaluate` writes, of the right type, and
+   the `leaderboard` block is well formed. Nothing else runs on a record that fails it.
+2. `heldout_version`: the teammate set is a heldout version shipped in heldout/<task_id>/
+   (development sets are refused); `heldout_integrity`: the shipped set passes its own sha256
+   check; `heldout_hash`: the record's manifest sha256 is the shipped manifest's;
+   `heldout_set`: the set id, members, their bounds and the seatings are the shipped ones.
+3. `score`: every score the record states is recomputed from its per-episode returns and the
+   bounds, as the evaluator computes them: per-member means and normalised scores, then the
+   aggregates with their bootstrap CIs (same resamples and seed), to 1e-9 relative.
+4. `agent_hash`: when the entry's agent file is in the repository, its sha256 is the record's.
+5. `payload_hash`: `payload_sha256` is the hash of the payload (anything else edited).
+
+The checks after the schema all run, so one report lists every problem.
+
+May import numpy, rliable, the standard library, aht_bench.evaluation (record, scores, sets)
+and aht_bench.leaderboard.entries.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from aht_bench.evaluation import scores
+from aht_bench.evaluation.record import FORMAT, FORMAT_VERSION, payload_sha256
+from aht_bench.leaderboard.entries import BLOCK, MAX_DESCRIPTION, MAX_NAME, repo_root
+
+REEVALUATE = (
+    "evaluate the agent again (`aht-bench evaluate AGENT --task TASK --out result.json`) and "
+    "submit the file it writes, unedited"
+)
+TOLERANCE = 1e-9  # relative: recomputed scores agree with the record to this
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    kind: str  # schema, heldout_version, heldout_integrity, heldout_hash, heldout_set, score, ...
+    message: str  # what is wrong and how to fix it
+
+
+@dataclasses.dataclass
+class Report:
+    problems: list[Problem] = dataclasses.field(default_factory=list)
+    passed: list[str] = dataclasses.field(default_factory=list)  # checks that passed, for output
+    notes: list[str] = dataclasses.field(default_factory=list)  # e.g. agent not in the repo
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def kinds(self) -> list[str]:
+        return [p.kind for p in self.problems]
+
+
+def check_entry(
+    entry: dict[str, Any], *, repo: Path | None = None, heldout: Path | None = None
+) -> Report:
+    """Every check of the module docstring on `entry` (a dict as read from JSON)."""
+    from aht_bench.evaluation.sets import heldout_root
+
+    report = Report()
+    schema = schema_errors(entry)
+    if schema:
+        for what, fix in schema:
+            about = (
+                "the entry's leaderboard block is malformed"
+                if what.startswith(BLOCK)
+                else "the record is not as `aht-bench evaluate` writes it"
+            )
+            report.problems.append(Problem("schema", f"{about}: {what}; {fix}"))
+        return report
+    report.passed.append("schema")
+    payload = entry["payload"]
+    before = len(report.problems)
+    report.problems += _heldout_problems(payload, heldout or heldout_root())
+    if len(report.problems) == before:
+        ts = payload["teammate_set"]
+        report.passed.append(
+            f"heldout set {ts['id']}: a shipped version, manifest sha256 and members match"
+        )
+    score = _score_problems(payload)
+    report.problems += score
+    if not score:
+        report.passed.append("scores recomputed from the per-episode returns")
+    _check_agent(entry, repo or repo_root(), report)
+    if payload_sha256(payload) != entry["payload_sha256"]:
+        report.problems.append(
+            Problem(
+                "payload_hash",
+                "payload_sha256 does not match the payload: the record was edited after "
+                f"evaluation; {REEVALUATE}",
+            )
+        )
+    else:
+        report.passed.append("payload sha256")
+    return report
+
+
+# --- schema ----------------------------------------------------------------------------------
+
+Check = Callable[[Any], str | None]  # None when the value is fine, else what was expected
+
+
+def _number(v: Any) -> str | None:
+    ok = isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    return None if ok else "a finite number"
+
+
+def _integer(v: Any) -> str | None:
+    return None if isinstance(v, int) and not isinstance(v, bool) else "an integer"
+
+
+def _positive(v: Any) -> str | None:
+    return None if _integer(v) is None and v >= 1 else "an integer >= 1"
+
+
+def _text(v: Any) -> str | None:
+    return None if isinstance(v, str) and v else "a non-empty string"
+
+
+def _text_or_null(v: Any) -> str | None:
+    return None if v is None or isinstance(v, str) else "a string or null"
+
+
+def _boolean(v: Any) -> str | None:
+    return None if isinstance(v, bool) else "true or false"
+
+
+def _sha256(v: Any) -> str | None:
+    ok = isinstance(v, str) and len(v) == 64 and all(c in "0123456789abcdef" for c in v)
+    return None if ok else "a sha256 (64 lowercase hex digits)"
+
+
+def _simple_name(v: Any) -> str | None:
+    ok = isinstance(v, str) and v and "/" not in v and "\\" not in v and v not in (".", "..")
+    return None if ok else "a version name such as v1 (no path)"
+
+
+def _mapping(v: Any) -> str | None:
+    return None if isinstance(v, dict) else "an object"
+
+
+def _interval(v: Any) -> str | None:
+    if isinstance(v, list) and len(v) == 2 and all(_number(x) is None for x in v) and v[0] <= v[1]:
+        return None
+    return "[low, high]: two numbers, low <= high"
+
+
+def _seatings(v: Any) -> str | None:
+    ok = (
+        isinstance(v, list)
+        and len(v) > 0
+        and all(
+            isinstance(s, list) and s and all(_integer(x) is None and x >= 0 for x in s) for s in v
+        )
+    )
+    return None if ok else "a non-empty list of seatings, each a non-empty list of seats"
+
+
+def _confidence(v: Any) -> str | None:
+    return None if _number(v) is None and 0 < v < 1 else "a number in (0, 1)"
+
+
+def _agent_path(v: Any) -> str | None:
+    if v is None:
+        return None
+    ok = (
+        isinstance(v, str)
+        and v
+        and not v.startswith("/")
+        and "\\" not in v
+        and ".." not in v.split("/")
+    )
+    return None if ok else "null or a path relative to the repository, e.g. agents/x/agent.py"
+
+
+def _one_line(limit: int) -> Check:
+    def check(v: Any) -> str | None:
+        ok = isinstance(v, str) and 0 < len(v.strip()) and len(v) <= limit
+        ok = ok and not any(ord(c) < 32 or ord(c) == 127 for c in v)
+        return None if ok else f"one line of 1 to {limit} characters"
+
+    return check
+
+
+_ESTIMATE = {"value": _number, "ci": _interval}
+_ENTRY_SPEC: dict[str, Any] = {
+    "format_version": _integer,
+    BLOCK: {
+        "name": _one_line(MAX_NAME),
+        "description": _one_line(MAX_DESCRIPTION),
+        "agent_path": _agent_path,
+    },
+    "payload": {
+        "package_version": _text,
+        "libraries": _mapping,
+        "task_id": _simple_name,
+        "agent": {"file": _text, "sha256": _sha256, "kind": _text_or_null, "runner": _text},
+        "teammate_set": {
+            "id": _text,
+            "version": _simple_name,
+            "manifest_sha256": _sha256,
+            "development_set": _boolean,
+        },
+        "protocol": {
+            "episodes": _positive,
+            "seed": _integer,
+            "seatings": _seatings,
+            "bootstrap": {
+                "reps": _positive,
+                "confidence": _confidence,
+                "seed": _integer,
+            },
+        },
+        "aggregates": {name: _ESTIMATE for name in scores.AGGREGATES},
+    },
+    "payload_sha256": _text,
+}
+_MEMBER_SPEC: dict[str, Any] = {
+    "name": _text,
+    "lower": _number,
+    "upper": _number,
+    "mean_return": _number,
+    "normalized": _ESTIMATE,
+    "max_normalized_episode": _number,
+    "returns": _mapping,
+}
+
+
+def _walk(value: Any, spec: Any, where: str, errors: list[str]) -> None:
+    if callable(spec):
+        expected = spec(value)
+        if expected is not None:
+            errors.append(f"{where} should be {expected}, not {_show(value)}")
+        return
+    if not isinstance(value, dict):
+        errors.append(f"{where} should be an object, not {_show(value)}")
+        return
+    for key, sub in spec.items():
+        if key not in value:
+            errors.append(f"{where}.{key} is missing")
+        else:
+            _walk(value[key], sub, f"{where}.{key}", errors)
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def seating_key(seating: list[int]) -> str:
+    """The key of a seating's returns in a member entry (`record.member_entries`): "0" or "0,1"."""
+    return ",".join(str(s) for s in seating)
+
+
+def schema_errors(entry: Any) -> list[tuple[str, str]]:
+    """(what is wrong, how to fix it) for each schema error of `entry` (at most 10)."""
+    errors: list[str] = []
+    if not isinstance(entry, dict) or entry.get("format") != FORMAT:
+        return [(f'the file has no "format": "{FORMAT}"', REEVALUATE)]
+    _walk(entry, _ENTRY_SPEC, "entry", errors)
+    block_errors = [e for e in errors if e.startswith(f"entry.{BLOCK}")]
+    out = [(e.removeprefix("entry."), REEVALUATE) for e in errors if e not in block_errors]
+    block_fix = "submit the result record again with `aht-bench leaderboard submit`"
+    out += [(e.removeprefix("entry."), block_fix) for e in block_errors]
+    if entry.get("format_version") not in (None, FORMAT_VERSION):
+        out.append(
+            (f"format_version is {entry['format_version']!r}, not {FORMAT_VERSION}", REEVALUATE)
+        )
+    payload = entry.get("payload")
+    protocol = payload.get("protocol") if isinstance(payload, dict) else None
+    if not (
+        isinstance(payload, dict)
+        and isinstance(protocol, dict)
+        and _positive(protocol.get("episodes")) is None
+        and _seatings(protocol.get("seatings")) is None
+    ):
+        return out[:10]  # the members cannot be checked without these
+    members = payload.get("members")
+    if not isinstance(members, list) or not members:
+        out.append(("payload.members should be a non-empty list of members", REEVALUATE))
+        return out[:10]
+    episodes = protocol["episodes"]
+    keys = [seating_key(s) for s in protocol["seatings"]]
+    for i, member in enumerate(members):
+        where = f"payload.members[{i}]"
+        member_errors: list[str] = []
+        _walk(member, _MEMBER_SPEC, where, member_errors)
+        out += [(e, REEVALUATE) for e in member_errors]
+        if member_errors:
+            continue
+        per_seating = member.get("mean_return_per_seating")
+        if not (
+            isinstance(per_seating, list)
+            and len(per_seating) == len(keys)
+            and all(_number(x) is None for x in per_seating)
+        ):
+            out.append(
+                (f"{where}.mean_return_per_seating should be {len(keys)} numbers", REEVALUATE)
+            )
+        returns = member["returns"]
+        if sorted(returns) != sorted(keys):
+            out.append(
+                (
+                    f"{where}.returns should have the seatings {keys} as keys, not "
+                    f"{sorted(returns)}",
+                    REEVALUATE,
+                )
+            )
+            continue
+        for key in keys:
+            r = returns[key]
+            if not (
+                isinstance(r, list) and len(r) == episodes and all(_number(x) is None for x in r)
+            ):
+                out.append(
+                    (
+                        f"{where}.returns[{key!r}] should be {episodes} numbers "
+                        "(protocol.episodes), one per episode",
+                        REEVALUATE,
+                    )
+                )
+    return out[:10]
+
+
+# --- heldout set -----------------------------------------------------------------------------
+
+
+def shipped_versions(task_id: str, heldout: Path) -> list[str]:
+    """The published heldout versions of `task_id` in `heldout` (development sets excluded)."""
+    from aht_bench.evaluation.sets import MANIFEST
+
+    folder = heldout / task_id
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if p.name != "dev" and (p / MANIFEST).is_file())
+
+
+def _heldout_problems(payload: dict[str, Any], heldout: Path) -> list[Problem]:
+    from aht_bench.evaluation.sets import TeammateSetError, read_manifest
+
+    task_id = payload["task_id"]
+    ts = payload["teammate_set"]
+    version = ts["version"]
+    shipped = shipped_versions(task_id, heldout)
+    redo = (
+        f"`aht-bench evaluate AGENT --task {task_id} --teammates {shipped[0] if shipped else 'v1'}`"
+    )
+    if version == "dev" or ts["development_set"]:
+        return [
+            Problem(
+                "heldout_version",
+                f"the record was made against the development set {ts['id']}, and the "
+                "leaderboard takes published heldout sets only "
+                f"({', '.join(shipped) or 'none shipped for ' + task_id}); evaluate with {redo}",
+            )
+        ]
+    if version not in shipped:
+        where = (
+            f"shipped for {task_id}: {', '.join(shipped)}"
+            if shipped
+            else f"no heldout set is shipped for task {task_id!r} in {heldout}"
+        )
+        return [
+            Problem(
+                "heldout_version",
+                f"unknown heldout version {version!r} (teammate_set.version; {where}); "
+                f"evaluate against a shipped version: {redo}",
+            )
+        ]
+    folder = heldout / task_id / version
+    try:
+        manifest, digest = read_manifest(folder)
+    except (TeammateSetError, OSError) as e:
+        return [
+            Problem(
+                "heldout_integrity",
+                f"the shipped heldout set {task_id}/{version} fails its own check ({e}); "
+                "restore heldout/ from the repository (`aht-bench heldout verify` lists what "
+                "changed)",
+            )
+        ]
+    if ts["manifest_sha256"] != digest:
+        return [
+            Problem(
+                "heldout_hash",
+                f"teammate_set.manifest_sha256 {ts['manifest_sha256'][:16]}... does not match "
+                f"the shipped heldout set {task_id}/{version} ({digest[:16]}...): the record "
+                f"was made against another copy of the set, or edited; evaluate against the "
+                f"shipped set: {redo}",
+            )
+        ]
+    return _set_problems(payload, manifest, f"{task_id}/{version}", redo)
+
+
+def _set_problems(
+    payload: dict[str, Any], manifest: dict[str, Any], name: str, redo: str
+) -> list[Problem]:
+    """The record's set id, members, bounds and seatings against the shipped manifest."""
+    found = []
+    ts = payload["teammate_set"]
+    if manifest.get("set_id") is not None and ts["id"] != manifest["set_id"]:
+        found.append(
+            f"teammate_set.id is {ts['id']!r}, the shipped set's is {manifest['set_id']!r}"
+        )
+    shipped = [(m.get("name"), m.get("bounds", {})) for m in manifest.get("members", [])]
+    members = payload["members"]
+    if [m["name"] for m in members] != [n for n, _ in shipped]:
+        found.append(
+            f"the members are {[m['name'] for m in members]}, the shipped set's "
+            f"{[n for n, _ in shipped]}"
+        )
+    else:
+        for m, (_, bounds) in zip(members, shipped, strict=True):
+            if (m["lower"], m["upper"]) != (bounds.get("lower"), bounds.get("upper")):
+                found.append(
+                    f"member {m['name']} has bounds [{m['lower']}, {m['upper']}], the shipped "
+                    f"set [{bounds.get('lower')}, {bounds.get('upper')}]"
+                )
+    if "seatings" in manifest and payload["protocol"]["seatings"] != manifest["seatings"]:
+        found.append(
+            f"protocol.seatings are {payload['protocol']['seatings']}, the shipped set's "
+            f"{manifest['seatings']}"
+        )
+    if not found:
+        return []
+    return [
+        Problem(
+            "heldout_set",
+            f"the record does not match the shipped heldout set {name}: {'; '.join(found[:3])}; "
+            f"evaluate against the shipped set: {redo}",
+        )
+    ]
+
+
+# --- scores ----------------------------------------------------------------------------------
+
+_ESTIMATES: dict[tuple[Any, ...], dict[str, Any]] = {}  # bootstrap results by input, this process
+
+
+def _estimates(matrix: np.ndarray, reps: int, seed: int, confidence: float) -> dict[str, Any]:
+    """`scores.interval_estimates`, remembered: the bootstrap takes seconds, and `submit`,
+    `verify` and the tests check the same returns more than once."""
+    key = (hashlib.sha256(matrix.tobytes()).hexdigest(), matrix.shape, reps, seed, confidence)
+    if key not in _ESTIMATES:
+        if len(_ESTIMATES) >= 32:
+            _ESTIMATES.pop(next(iter(_ESTIMATES)))
+        _ESTIMATES[key] = scores.interval_estimates(
+            matrix, reps=reps, seed=seed, confidence=confidence
+        )
+    return _ESTIMATES[key]
+
+
+def _close(stated: float, computed: float) -> bool:
+    return abs(stated - computed) <= TOLERANCE * max(1.0, abs(stated), abs(computed))
+
+
+def _score_problems(payload: dict[str, Any]) -> list[Problem]:
+    """Recompute what the evaluator derives from the returns (`evaluate.build_record`)."""
+    members = payload["members"]
+    keys = [seating_key(s) for s in payload["protocol"]["seatings"]]
+    returns = np.array([[m["returns"][k] for k in keys] for m in members], np.float64)  # (M,S,E)
+    lower = np.array([m["lower"] for m in members], np.float64)
+    upper = np.array([m["upper"] for m in members], np.float64)
+    try:
+        normalized = scores.normalize(returns, lower, upper)
+    except ValueError as e:
+        return [Problem("score", f"the scores cannot be recomputed: {e}; {REEVALUATE}")]
+    stated: list[tuple[str, float, float]] = []  # (field, in the record, recomputed)
+    for i, m in enumerate(members):
+        where = f"payload.members[{i}]"
+        stated.append((f"{where}.mean_return", m["mean_return"], float(np.mean(returns[i]))))
+        for s, value in enumerate(m["mean_return_per_seating"]):
+            computed = float(np.mean(returns[i, s]))
+            stated.append((f"{where}.mean_return_per_seating[{s}]", value, computed))
+        stated.append(
+            (
+                f"{where}.max_normalized_episode",
+                m["max_normalized_episode"],
+                float(np.max(normalized[i])),
+            )
+        )
+    matrix = scores.score_matrix(normalized)
+    points = {name: _aggregate_point(name, matrix) for name in scores.AGGREGATES}
+    for name, value in points.items():
+        stated.append(
+            (f"payload.aggregates.{name}.value", payload["aggregates"][name]["value"], value)
+        )
+    for i, m in enumerate(members):
+        value = float(np.mean(matrix[:, i]))
+        stated.append((f"payload.members[{i}].normalized.value", m["normalized"]["value"], value))
+    wrong = [(f, a, b) for f, a, b in stated if not _close(a, b)]
+    if not wrong:  # the points agree: check the intervals too (the bootstrap costs seconds)
+        boot = payload["protocol"]["bootstrap"]
+        est = _estimates(matrix, boot["reps"], boot["seed"], boot["confidence"])
+        pairs = [
+            (f"payload.aggregates.{n}", payload["aggregates"][n], est["aggregates"][n])
+            for n in scores.AGGREGATES
+        ]
+        pairs += [
+            (f"payload.members[{i}].normalized", m["normalized"], est["members"][i])
+            for i, m in enumerate(members)
+        ]
+        for where, record, computed in pairs:
+            for j in range(2):
+                if not _close(record["ci"][j], computed["ci"][j]):
+                    wrong.append((f"{where}.ci[{j}]", record["ci"][j], computed["ci"][j]))
+            if not _close(record["value"], computed["value"]):
+                wrong.append((f"{where}.value", record["value"], computed["value"]))
+    if not wrong:
+        return []
+    field, a, b = wrong[0]
+    more = f" (and {len(wrong) - 1} more)" if len(wrong) > 1 else ""
+    return [
+        Problem(
+            "score",
+            f"changed score: {field} is {a!r} but the record's per-episode returns give "
+            f"{b!r}{more}: the scores were changed after evaluation; {REEVALUATE}",
+        )
+    ]
+
+
+def _aggregate_point(name: str, matrix: np.ndarray) -> float:
+    """The point estimate of aggregate `name` of a (runs, members) score matrix."""
+    from rliable import metrics
+
+    return float(
+        {
+            "mean": metrics.aggregate_mean,
+            "iqm": metrics.aggregate_iqm,
+            "median": metrics.aggregate_median,
+            "worst_case": scores.worst_case,
+        }[name](matrix)
+    )
+
+
+# --- agent file ------------------------------------------------------------------------------
+
+
+def _check_agent(entry: dict[str, Any], repo: Path, report: Report) -> None:
+    rel = entry[BLOCK]["agent_path"]
+    recorded = entry["payload"]["agent"]["sha256"]
+    if rel is None:
+        report.notes.append(
+            f"the agent file {entry['payload']['agent']['file']} is not in this repository: "
+            "schema, score and hash checks only (no agent hash, no re-run)"
+        )
+        return
+    path = repo / rel
+    if not path.is_file():
+        report.notes.append(
+            f"the agent file {rel} named by the entry is not in this repository: schema, score "
+            "and hash checks only (no agent hash, no re-run)"
+        )
+        return
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != recorded:
+        report.problems.append(
+            Problem(
+                "agent_hash",
+                f"agent hash mismatch: payload.agent.sha256 {recorded[:16]}... is not the sha256 "
+                f"of {rel} in the repository ({digest[:16]}...): the record was made with "
+                f"another version of the file, or edited; evaluate {rel} as it is now and "
+                "submit that record (with --replace to update an entry)",
+            )
+        )
+        return
+    report.passed.append(f"agent file {rel}: sha256 matches")

@@ -1,0 +1,294 @@
+"""`aht-bench leaderboard ...`: submit result records, render the pages, verify entries (thin:
+parse, call one function of `aht_bench.leaderboard.board`, print).
+
+    from aht_bench.leaderboard.cli import leaderboard
+    main.add_command(leaderboard)          # in aht_bench/cli.py
+
+Exit codes: 0 ok; 1 verification failed (a check, or the re-run, failed; nothing written), or an
+internal error (the message says so); 2 usage error or bad input (bad option, a file that is not
+a result record, an entry that exists without --replace, an unknown entry). Errors print lines
+starting with `error:` to stderr, without a traceback (`--debug` shows it).
+
+May import click, the standard library and (inside the commands) aht_bench.leaderboard.
+"""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+from typing import Any
+
+import click
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0  ok
+  1  verification failed (each problem is printed with its fix), or an internal error
+  2  usage error or bad input (not a result record, entry exists, unknown entry)"""
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def leaderboard() -> None:
+    """The leaderboard in leaderboard/: submit result records, render the table, verify entries."""
+
+
+def _internal_error(error: Exception, debug: bool) -> click.exceptions.Exit:
+    if debug:
+        click.echo(traceback.format_exc().rstrip(), err=True)
+    click.echo(
+        f"internal error: {type(error).__name__}: {error} (a bug in aht-bench; rerun with "
+        "--debug and report it)",
+        err=True,
+    )
+    return click.exceptions.Exit(EXIT_FAILED)
+
+
+def _summary(entry: dict[str, Any]) -> str:
+    payload = entry["payload"]
+    mean = payload["aggregates"]["mean"]
+    lo, hi = mean["ci"]
+    return (
+        f"{entry['leaderboard']['name']}: {payload['task_id']} on heldout "
+        f"{payload['teammate_set']['version']}, mean BRProx {mean['value']:.3f} "
+        f"[{lo:.3f}, {hi:.3f}]"
+    )
+
+
+@leaderboard.command(epilog=EXIT_CODES_HELP)
+@click.argument("result", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--name", required=True, help='Entry name, one line, e.g. "random (example)".')
+@click.option(
+    "--description",
+    required=True,
+    help="One line: what the agent is, how it was trained, with what budget.",
+)
+@click.option(
+    "--agent",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The agent file the record was made with, when its recorded path does not find it "
+    "(default: the record's meta.agent_path, matched against the repository).",
+)
+@click.option("--replace", is_flag=True, help="Overwrite an entry of the same name, task and set.")
+@click.option("--debug", is_flag=True, help="Show tracebacks of internal errors.")
+def submit(
+    result: Path, name: str, description: str, agent: Path | None, replace: bool, debug: bool
+) -> None:
+    """Check the result record RESULT (written by `aht-bench evaluate --out`) and add it to
+    leaderboard/entries/ as <name>--<task_id>--<version>.json.
+
+    Checked: the record's schema; the heldout set (a shipped version, its manifest sha256,
+    members, bounds and seatings); every score, recomputed from the per-episode returns; the
+    agent file's sha256 when the file is in the repository; the payload sha256. Nothing is
+    written when a check fails. Then run `aht-bench leaderboard render`.
+
+    \b
+    aht-bench leaderboard submit results/my_agent/lbf-v1.json --name "my agent" \\
+        --description "PPO ego agent, 3M steps, seed 0"
+    """
+    from aht_bench.leaderboard import board, entries
+
+    try:
+        name = entries.check_name(name)
+    except entries.EntryError as e:
+        raise click.BadParameter(str(e), param_hint="--name") from None
+    try:
+        description = entries.check_description(description)
+    except entries.EntryError as e:
+        raise click.BadParameter(str(e), param_hint="--description") from None
+    try:
+        path, entry, report = board.submit(result, name, description, agent=agent, replace=replace)
+    except board.Rejected as e:
+        for problem in e.report.problems:
+            click.echo(f"error: {problem.message}", err=True)
+        click.echo(
+            f"submission rejected: {len(e.report.problems)} problem(s); nothing was written",
+            err=True,
+        )
+        raise click.exceptions.Exit(EXIT_FAILED) from None
+    except entries.EntryExistsError as e:
+        raise click.UsageError(str(e)) from None
+    except entries.EntryError as e:
+        raise click.BadParameter(str(e), param_hint="RESULT") from None
+    except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
+        raise
+    except Exception as e:
+        raise _internal_error(e, debug) from None
+    for line in report.passed:
+        click.echo(f"ok: {line}")
+    for note in report.notes:
+        click.echo(f"note: {note}")
+    click.echo(f"wrote {path} ({_summary(entry)})")
+    click.echo(
+        "next: `aht-bench leaderboard render` to update leaderboard/README.md and index.html"
+    )
+
+
+@leaderboard.command(epilog=EXIT_CODES_HELP)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Write nothing; exit 1 if README.md or index.html is not what render would write.",
+)
+def render(check: bool) -> None:
+    """Regenerate the table in leaderboard/README.md (between its generated-content markers;
+    the text around them is kept) and leaderboard/index.html from leaderboard/entries/."""
+    from aht_bench.leaderboard import board, entries
+
+    try:
+        changed = board.render_files(check=check)
+    except entries.EntryError as e:
+        raise click.UsageError(str(e)) from None
+    n = len(entries.entry_paths())
+    if check:
+        if changed:
+            for path in changed:
+                click.echo(f"error: {path} is out of date with the entries", err=True)
+            click.echo("run `aht-bench leaderboard render` and commit the result", err=True)
+            raise click.exceptions.Exit(EXIT_FAILED)
+        click.echo(f"up to date ({n} entries)")
+        return
+    done = ", ".join(str(p) for p in changed) if changed else "nothing changed"
+    click.echo(f"rendered {n} entries: {done}")
+
+
+@leaderboard.command(epilog=EXIT_CODES_HELP)
+@click.argument("entry", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "--all", "all_entries", is_flag=True, help="Verify every entry in leaderboard/entries/."
+)
+@click.option("--no-rerun", is_flag=True, help="Checks only: schema, scores and hashes.")
+@click.option(
+    "--episodes",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Episodes per teammate and seating of the re-run (at most the record's).",
+)
+@click.option(
+    "--seed", type=int, default=None, help="Seed of the re-run's episodes [default: the record's]."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="Seconds one re-run may take (default: no limit).",
+)
+@click.option("--debug", is_flag=True, help="Show tracebacks of internal errors.")
+def verify(
+    entry: tuple[Path, ...],
+    all_entries: bool,
+    no_rerun: bool,
+    episodes: int,
+    seed: int | None,
+    timeout: float | None,
+    debug: bool,
+) -> None:
+    """Check each ENTRY (an entry file, or its name in leaderboard/entries/) as `submit` does,
+    then re-run its agent in a child process with the evaluator on the first --episodes
+    episodes of the record's seed, and check that the re-run's mean score agrees with the
+    record (their 95% CIs overlap). An entry whose agent file is not in the repository gets
+    the checks only.
+
+    \b
+    aht-bench leaderboard verify random-example--lbf-v1--v1
+    aht-bench leaderboard verify --all --no-rerun
+    """
+    from aht_bench.leaderboard import board, entries
+
+    if all_entries and entry:
+        raise click.UsageError("pass ENTRY arguments or --all, not both")
+    if all_entries:
+        paths = entries.entry_paths()
+        if not paths:
+            click.echo(f"no entries in {entries.entries_folder()}")
+            return
+    elif entry:
+        try:
+            paths = [entries.find_entry(e) for e in entry]
+        except entries.EntryError as e:
+            raise click.BadParameter(str(e), param_hint="ENTRY") from None
+    else:
+        raise click.UsageError("name an ENTRY to verify, or pass --all")
+
+    def checked(v: board.Verification) -> None:
+        click.echo(f"{v.path}:")
+        for line in v.report.passed:
+            click.echo(f"  ok: {line}")
+        for note in v.report.notes:
+            click.echo(f"  note: {note}")
+        for problem in v.report.problems:
+            click.echo(f"  error: {problem.message}", err=True)
+        if v.rerun_skipped:
+            click.echo(f"  {v.rerun_skipped}")
+        else:
+            sample = min(episodes, v.entry["payload"]["protocol"]["episodes"])
+            click.echo(
+                f"  re-running {v.entry['leaderboard']['agent_path']} in a child process "
+                f"(`aht-bench evaluate`, {sample} episodes per teammate and seating)..."
+            )
+
+    failed = 0
+    for path in paths:
+        try:
+            v = board.verify(
+                path,
+                rerun=not no_rerun,
+                episodes=episodes,
+                seed=seed,
+                timeout=timeout,
+                on_checked=checked,
+            )
+        except entries.EntryError as e:
+            click.echo(f"error: {e}", err=True)
+            failed += 1
+            continue
+        except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
+            raise
+        except Exception as e:
+            raise _internal_error(e, debug) from None
+        _print_rerun(v)
+        if v.ok:
+            click.echo(f"  verified: {_summary(v.entry)}")
+        else:
+            failed += 1
+            click.echo(f"  FAILED: {path}", err=True)
+    if failed:
+        click.echo(f"verification failed for {failed} of {len(paths)} entries", err=True)
+        raise click.exceptions.Exit(EXIT_FAILED)
+
+
+def _print_rerun(v: Any) -> None:
+    if v.rerun_error is not None:
+        click.echo(f"  error: {v.rerun_error}", err=True)
+        return
+    r = v.rerun
+    if r is None:
+        return
+
+    def show(est: dict[str, Any]) -> str:
+        return f"{est['value']:.3f} [{est['ci'][0]:.3f}, {est['ci'][1]:.3f}]"
+
+    same = ""
+    if r.identical is not None:
+        same = f"; {r.identical} of {r.compared} returns identical to the record's"
+    click.echo(
+        f"  re-run: {r.episodes} episodes per teammate and seating, seed {r.seed}, "
+        f"{r.wall_seconds:.0f}s{same}"
+    )
+    if r.agrees:
+        click.echo(
+            f"  ok: the re-run's mean {show(r.rerun_mean)} agrees with the record's "
+            f"{show(r.record_mean)} (their 95% CIs overlap)"
+        )
+    else:
+        click.echo(
+            f"  error: the re-run's mean {show(r.rerun_mean)} disagrees with the record's "
+            f"{show(r.record_mean)} (their 95% CIs do not overlap): the record does not "
+            "reproduce; evaluate the agent again and submit with --replace",
+            err=True,
+        )
