@@ -1,0 +1,67 @@
+"""The CI check of the committed leaderboard: every entry in leaderboard/entries/ passes the
+checks (schema, heldout set, scores, hashes); entries whose agent file is in the repository
+are re-run (slow); the committed README table and index.html are what render writes."""
+
+from __future__ import annotations
+
+import pytest
+from lb_helpers import COMMITTED, REPO, ci_check, load_record, messages, rescore, returns_of, run
+
+from aht_bench.leaderboard import verify
+from aht_bench.leaderboard.board import render_files
+from aht_bench.leaderboard.entries import BLOCK, entry_paths, make_entry, read_json, write_entry
+from aht_bench.leaderboard.rerun import intervals_overlap
+
+ENTRIES = entry_paths(COMMITTED)
+RERUNNABLE = [
+    p for p in ENTRIES if (path := read_json(p)[BLOCK]["agent_path"]) and (REPO / path).is_file()
+]
+
+
+def test_the_leaderboard_has_entries():
+    assert ENTRIES, f"no entries in {COMMITTED / 'entries'}"
+
+
+@pytest.mark.parametrize("path", ENTRIES, ids=lambda p: p.stem)
+def test_committed_entry_passes_the_checks(path):
+    verification = ci_check(path)
+    assert verification.ok, "\n".join(messages(verification))
+
+
+def test_committed_pages_are_what_render_writes():
+    stale = render_files(COMMITTED, check=True)
+    assert not stale, f"{stale} differ from `aht-bench leaderboard render`: run it and commit"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", RERUNNABLE, ids=lambda p: p.stem)
+def test_committed_entry_reruns_in_agreement(path):
+    verification = verify(path)
+    assert verification.rerun is not None, verification.rerun_skipped or verification.rerun_error
+    assert verification.ok, (verification.rerun_error, verification.rerun)
+
+
+def test_ci_overlap_worked_by_hand():
+    record = {"value": 0.5, "ci": [0.4, 0.6]}
+    assert intervals_overlap(record, {"value": 0.65, "ci": [0.6, 0.7]})  # touching counts
+    assert intervals_overlap(record, {"value": 0.3, "ci": [0.1, 0.45]})
+    assert not intervals_overlap(record, {"value": 0.7, "ci": [0.61, 0.8]})
+    assert not intervals_overlap(record, {"value": 0.2, "ci": [0.1, 0.39]})
+
+
+@pytest.mark.slow
+def test_a_consistent_forgery_fails_the_rerun(tmp_path):
+    """Every return set to the member's upper bound, every score recomputed and the payload
+    rehashed: the checks pass, the re-run of the random agent does not come close."""
+    record = load_record()
+    upper = [m["upper"] for m in record["payload"]["members"]]
+    returns = returns_of(record) * 0 + [[[u]] for u in upper]
+    forged = make_entry(
+        rescore(record, returns), "forged", "perfect", "agents/examples/random_agent.py"
+    )
+    path = tmp_path / "entries" / "forged--lbf-v1--v1.json"
+    write_entry(path, forged)
+    assert ci_check(path).ok
+    result = run(tmp_path, "verify", "forged--lbf-v1--v1", "--episodes", "2")
+    assert result.exit_code == 1, result.output
+    assert "disagrees with the record's 1.000 [1.000, 1.000]" in result.stderr

@@ -1,0 +1,123 @@
+"""`aht-bench leaderboard render`: the README table and the HTML page show every entry, are
+deterministic, keep the README's own text, escape what submitters typed, and the page's script
+builds its sortable tables in a real browser (headless Chromium)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from lb_helpers import load_record, rescore, returns_of, run
+
+from aht_bench.leaderboard import render
+from aht_bench.leaderboard.board import load_entries, render_files
+from aht_bench.leaderboard.entries import entry_slug, make_entry, write_entry
+
+REQUIRE_CHROMIUM = "AHT_BENCH_REQUIRE_CHROMIUM"  # set by .ci/run: a missing browser fails
+
+
+def _board(root: Path) -> list[str]:
+    """Three entries on lbf (one a forged better score, one with markup in its name), written
+    without the checks: rendering only needs well-formed entries."""
+    record = load_record()
+    better = rescore(record, returns_of(record) * 2.0)
+    names = [
+        ("random (example)", "uniform random", record),
+        ("doubled", "twice the returns | a pipe", better),
+        ("<b>bold</b> & co", "<script>alert(1)</script>", record),
+    ]
+    for name, description, rec in names:
+        entry = make_entry(rec, name, description, "agents/examples/random_agent.py")
+        slug = entry_slug(name, "lbf-v1", "v1")
+        write_entry(root / "entries" / f"{slug}.json", entry)
+    return [n for n, _, _ in names]
+
+
+def test_render_shows_every_entry_ranked_and_is_deterministic(tmp_path):
+    names = _board(tmp_path)
+    (tmp_path / "README.md").write_text("# My board\n\nOwn text.\n")
+    result = run(tmp_path, "render")
+    assert result.exit_code == 0, result.output
+    readme = (tmp_path / "README.md").read_text()
+    page = (tmp_path / "index.html").read_text()
+    assert readme.startswith("# My board\n\nOwn text.\n\n" + render.BEGIN)
+    rows = [line for line in readme.splitlines() if re.match(r"\| \d+ \|", line)]
+    assert [row.split(" | ")[1].split(" (`")[0] for row in rows] == [
+        "doubled",
+        "&lt;b&gt;bold&lt;/b&gt; &amp; co",  # markup escaped; ties (same record) by name
+        "random (example)",
+    ]
+    assert "twice the returns \\| a pipe" in readme
+    for name in names:
+        assert render.html.escape(name) in page
+    assert "<script>alert(1)</script>" not in page and "<b>bold" not in page
+    assert page.count('<section class="entry"') == 3 and page.count("<svg") == 3
+    assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert "https://" not in page  # self-contained: nothing fetched
+
+    before = {p: p.read_bytes() for p in (tmp_path / "README.md", tmp_path / "index.html")}
+    assert run(tmp_path, "render", "--check").exit_code == 0
+    assert render_files(tmp_path) == []  # a second render changes nothing
+    assert {p: p.read_bytes() for p in before} == before
+    entries = load_entries(tmp_path)
+    assert render.render_html(entries[::-1]) == render.render_html(entries)
+
+
+def test_render_replaces_only_the_generated_part(tmp_path):
+    _board(tmp_path)
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# Head\n\n{render.BEGIN}\nstale table\n{render.END}\n\nFooter.\n")
+    assert run(tmp_path, "render").exit_code == 0
+    text = readme.read_text()
+    assert "stale table" not in text
+    assert text.startswith(f"# Head\n\n{render.BEGIN}") and text.endswith(
+        f"{render.END}\n\nFooter.\n"
+    )
+    assert text.count(render.BEGIN) == 1
+
+    (tmp_path / "index.html").write_text("edited by hand")
+    check = run(tmp_path, "render", "--check")
+    assert check.exit_code == 1 and "index.html is out of date" in check.stderr
+
+
+def test_render_refuses_a_malformed_entry(tmp_path):
+    (tmp_path / "entries").mkdir()
+    (tmp_path / "entries" / "bad.json").write_text('{"format": "aht-bench-result"}')
+    result = run(tmp_path, "render")
+    assert result.exit_code == 2 and "bad.json is not a well-formed entry" in result.output
+
+
+def _chromium() -> str:
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    if os.environ.get(REQUIRE_CHROMIUM):
+        pytest.fail(f"{REQUIRE_CHROMIUM} is set but chromium is not on PATH")
+    pytest.skip("chromium is not installed (apt-get install chromium)")
+
+
+def test_the_page_builds_its_tables_in_headless_chromium(tmp_path):
+    browser = _chromium()
+    names = _board(tmp_path)
+    assert run(tmp_path, "render").exit_code == 0
+    page = tmp_path / "index.html"
+    assert "<tbody></tbody>" in page.read_text()  # rows exist only once the script ran
+    dom = subprocess.run(
+        [
+            browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri(),
+        ],
+        capture_output=True, text=True, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    assert 'data-tables="ready"' in dom
+    [table] = re.findall(r'<table class="board".*?</table>', dom, re.S)
+    rows = re.findall(r'<tr data-slug="([^"]+)">(.*?)</tr>', table, re.S)
+    assert len(rows) == 3
+    shown = [re.findall(r'<a href="#entry-[^"]+">(.*?)</a>', cells)[0] for _, cells in rows]
+    assert shown == [render.html.escape(n, quote=False) for n in [names[1], names[2], names[0]]]
+    assert "mean [95% CI]" in table and "0.282 [" in table
