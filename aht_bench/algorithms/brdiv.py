@@ -82,7 +82,7 @@ from aht_bench.policies.core import Params
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
 from aht_bench.training import presets
-from aht_bench.training.config import EgoConfig, PPOConfig
+from aht_bench.training.config import EgoConfig, PPOConfig, normalise_shaping
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.ppo import LearnerState, Stream, make_optimizer, make_stream, ppo_update
 from aht_bench.training.rollout import (
@@ -144,9 +144,13 @@ class BRDivConfig:
     """Hidden layer sizes of each best response's actor and critic MLPs."""
     shaped_reward_coef: float = 1.0
     """Training reward of the generation stage is `base + shaped_reward_coef * shaped`."""
+    shaping: tuple[tuple[str, float], ...] = ()
+    """Overcooked only: shaped-reward coefficients of the generation stage that replace the
+    paper's (as `RunConfig.shaping`); () keeps the paper's."""
 
     def __post_init__(self) -> None:
         check_task_id(self.task_id)
+        object.__setattr__(self, "shaping", normalise_shaping(self.task_id, self.shaping))
         require(
             self.population_size >= 2,
             "population_size",
@@ -385,7 +389,7 @@ def _init_generation(
     """The generation stage's start (one seed) from fresh params: Adam states, every pair's
     envs reset, in one compiled call."""
     n, optimizer = config.population_size, _optimizer(config)
-    env, pairing = make_env(config.task_id), _pairing(config)
+    env, pairing = make_env(config.task_id, config.shaping), _pairing(config)
     k_envs, k_gen = jax.random.split(key)
     reset = jax.vmap(lambda k: reset_rollout(env, pairing, k, config.num_envs))
     rollouts = reset(jax.random.split(k_envs, n * n))
@@ -430,7 +434,8 @@ def pair_rollouts(
     buffer: PairPopulation, rollouts: RolloutState, key: jax.Array, config: BRDivConfig
 ) -> tuple[RolloutState, Trajectory]:
     """One rollout of every pair (confederate i, BR j), vmapped: leaves (n, n, ...)."""
-    env, pairing, n = make_env(config.task_id), _pairing(config), config.population_size
+    env, pairing = make_env(config.task_id, config.shaping), _pairing(config)
+    n = config.population_size
 
     def _pair(confederate: Params, best_response: Params, state: RolloutState, k: jax.Array):
         return rollout(env, pairing, (confederate, best_response), state, k, config.rollout_length)

@@ -65,7 +65,7 @@ def as_pool(teammates: Teammates) -> TeammatePool:
 
 
 def _setup(config: BRConfig | EgoConfig, network: Any, pool: TeammatePool) -> _Setup:
-    env = make_env(config.task_id)
+    env = make_env(config.task_id, config.shaping)
     if not 0 <= config.learner_seat < env.num_agents:
         raise ValueError(
             f"learner_seat={config.learner_seat} is invalid: {config.canonical_task_id} has "

@@ -57,11 +57,7 @@ class _Setup(NamedTuple):
 
 @functools.lru_cache(maxsize=32)
 def _setup(config: IPPOConfig) -> _Setup:
-    env = make_env(config.task_id)
-    if config.shaping:  # the heldout ippo_mlp_pass teammates: an extra shaped reward
-        from aht_bench.envs.overcooked import with_shaping
-
-        env = AutoReset(with_shaping(env.env, **dict(config.shaping)))  # type: ignore[arg-type]
+    env = make_env(config.task_id, config.shaping)
     network = MLPActorCritic(env.obs_dim, env.num_actions, num_value_heads=1, hidden=config.hidden)
     pairing = Pairing(
         policies=(network,) * env.num_agents,

@@ -145,6 +145,21 @@ def _cached_policy(path: Path) -> tuple[Any, Any] | None:
         return None
 
 
+_SHAPING_TAGS = {"counter_pickup": "cp"}
+
+
+def _shaping_tag(rec: Recipe) -> str:
+    """The cache-file tag of the recipe's shaping ("" for the paper's, "-cp0" for
+    counter_pickup 0): files trained with other coefficients are never reused."""
+    return "".join(f"-{_SHAPING_TAGS.get(k, k)}{v:g}" for k, v in rec.shaping)
+
+
+def _shaping_provenance(rec: Recipe) -> dict[str, float]:
+    """The recipe's shaping for a card's provenance (nothing for the paper's, as in the sets
+    published before recipes had shaping)."""
+    return dict(rec.shaping)
+
+
 def _ippo_candidates(
     rec: Recipe, env: Any, work: Path, log: Log, rejected: list[dict[str, Any]] | None = None
 ) -> list[Candidate]:
@@ -164,11 +179,13 @@ def _ippo_candidates(
         config = dataclasses.replace(base, total_timesteps=steps)
         updates = config.num_updates
         marks = tuple(sorted({max(1, round(f * updates)) for f in source.checkpoints}))
-        shaping = [("onion_on_counter", source.onion_on_counter_reward)] * bool(
-            source.onion_on_counter_reward
-        ) + [("counter_pickup", source.counter_pickup)] * (source.counter_pickup != 1.0)
+        shaping = rec.shaping + (
+            (("onion_on_counter", source.onion_on_counter_reward),)
+            if source.onion_on_counter_reward
+            else ()
+        )
         if shaping:
-            config = dataclasses.replace(config, shaping=tuple(shaping))
+            config = dataclasses.replace(config, shaping=shaping)
         for k in range(source.seeds if source.tries is None else source.tries):
             if accepted == source.seeds:
                 break
@@ -178,7 +195,7 @@ def _ippo_candidates(
             stem = (
                 f"{name}-s{seed}-t{steps}"
                 + ("" if source.preset == "quick" else f"-{source.preset}")
-                + ("" if source.counter_pickup == 1.0 else f"-cp{source.counter_pickup:g}")
+                + _shaping_tag(rec)
             )
             seats = (0, 1) if _pairs(env) else (1,)
             team_marks = marks if k == source.checkpoint_team else ()
@@ -219,8 +236,7 @@ def _ippo_candidates(
                         "final_self_play_return": final,
                         "onion_on_counter_reward": source.onion_on_counter_reward,
                     }
-                    if source.counter_pickup != 1.0:  # absent from the sets published before it
-                        prov["counter_pickup"] = source.counter_pickup
+                    prov.update(_shaping_provenance(rec))
                     save_policy(
                         path,
                         net,
@@ -291,9 +307,10 @@ def _brdiv_candidates(rec: Recipe, env: Any, work: Path, log: Log) -> list[Candi
             population_size=n,
             num_envs=source.num_envs,
             generation_timesteps=n * n * source.num_envs * 128 * source.generation_updates,
+            shaping=rec.shaping,
         )
         conf_seat = 1 - config.ego_seat
-        stem = f"brdiv{run + 1}-s{seed}-n{n}-u{source.generation_updates}"
+        stem = f"brdiv{run + 1}-s{seed}-n{n}-u{source.generation_updates}" + _shaping_tag(rec)
         paths = {
             (j, role): work / f"{stem}-{role}{j}.safetensors"
             for j in range(n)
@@ -334,6 +351,7 @@ def _brdiv_candidates(rec: Recipe, env: Any, work: Path, log: Log) -> list[Candi
                         "final_sp_return": sp,
                         "final_xp_return": xp,
                     }
+                    prov.update(_shaping_provenance(rec))
                     params = jax.tree.map(lambda x, j=j: np.asarray(x[j]), pop.params)
                     save_policy(
                         paths[(j, role)],
@@ -389,7 +407,7 @@ def _best_responses(
         trained = []
         for seat in rec.br_seats:
             seed = BR_SEED + 10 * c + seat
-            tag = "" if rec.br_preset == "quick" else f"-{rec.br_preset}"
+            tag = ("" if rec.br_preset == "quick" else f"-{rec.br_preset}") + _shaping_tag(rec)
             path = work / f"br-{cand.name}-seat{seat}-s{seed}-t{rec.br_timesteps}{tag}.safetensors"
             cached = _cached_policy(path)
             if cached is None:
@@ -399,6 +417,7 @@ def _best_responses(
                     rec.task_id,
                     total_timesteps=rec.br_timesteps,
                     learner_seat=seat,
+                    shaping=rec.shaping,
                 )
                 assert isinstance(config, BRConfig)
                 log(
@@ -429,6 +448,7 @@ def _best_responses(
                     if np.any(np.isfinite(tail))
                     else None,
                 }
+                prov.update(_shaping_provenance(rec))
                 save_policy(
                     path, br.network(config), params, {"task_id": rec.task_id, "provenance": prov}
                 )

@@ -50,9 +50,6 @@ class IPPOSource:
     """Manifest kind of these members ("ippo" or "ippo-shaped")."""
     onion_on_counter_reward: float = 0.0
     """Extra shaped reward per onion placed on a counter (the `ippo_mlp_pass` teammates)."""
-    counter_pickup: float = 1.0
-    """Factor on the shaped reward of an onion or plate picked up off a counter (1: rewarded like
-    a pile pickup, the paper's shaping; 0: only pile pickups are rewarded)."""
     seed_offset: int = 0
     """Added to IPPO_SEED, so that two sources never share a seed."""
     preset: str = "quick"
@@ -107,6 +104,10 @@ class Recipe:
     min_gap: float = 0.1
     """A candidate is kept only if its own best response beats the other kept candidates' best
     responses with it by at least this fraction of its own best-response return."""
+    shaping: tuple[tuple[str, float], ...] = ()
+    """Shaped-reward coefficients that replace the paper's for every learner the recipe trains
+    (IPPO teams, BRDiv, best responses), as `RunConfig.shaping`; () keeps the paper's. Cached
+    files trained with it carry a tag of it (`-cp0` for counter_pickup 0)."""
     paper_bounds: tuple[tuple[str, float], ...] = ()
     """The paper's upper bounds (Table normalization_bounds) for its members of the same kinds,
     averaged over members of one kind, in our units (LBF: our return is half the fraction of
@@ -114,11 +115,13 @@ class Recipe:
 
 
 # coord_ring, forced_coord, counter_circuit: the paper's IPPO hyperparameters (8 envs x 400 steps,
-# 15 epochs x 16 minibatches, entropy 0.05, lr 1e-3) for half its 3M steps. On forced_coord the
-# quick preset learned nothing (self-play return 0.0 after 6M steps); the paper's learned on 3 of
-# 8 runs (95-137 within 640k steps; the others farm the onion-pickup shaping and stay at 0), so up
-# to eight seeds are tried for three teams that learned
-# (benchmarks/results/forced_coord_ippo_presets.json; still too few: forced_coord is not built).
+# 15 epochs x 16 minibatches, entropy 0.05, lr 1e-3) for half its 3M steps, up to eight seeds for
+# three teams that learned. On forced_coord the quick preset learned nothing (self-play return 0.0
+# after 6M steps) and the paper's learned on 3 of 8 runs: the others drop an onion on a counter
+# cell and pick it up again (+0.1 every second step) and never pass. With pickups off a counter
+# unrewarded (counter_pickup=0; pile pickups still +0.1) all 8 of 8 seeds learned (45-100 after
+# 256k steps), so everything forced_coord's recipe trains (IPPO, BRDiv, best responses) trains
+# with that (benchmarks/results/forced_coord_ippo_presets.json).
 _PAPER_IPPO = IPPOSource(seeds=3, preset="paper", timesteps=1_500_000, tries=8)
 
 _DIVIDED = ("overcooked-asymm_advantages-v1", "overcooked-forced_coord-v1")
@@ -200,6 +203,7 @@ V1: dict[str, Recipe] = {
         "overcooked-forced_coord-v1",
         ("independent_agent_0.6",),
         ippo=(_PAPER_IPPO,),
+        shaping=(("counter_pickup", 0.0),),
         extra_partners=("independent_agent_0.3", "independent_agent_0.9"),
         paper_bounds=(
             ("ippo_mlp (0, 1, 2)", 220.0),

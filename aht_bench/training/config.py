@@ -82,6 +82,31 @@ class PPOConfig:
         )
 
 
+def normalise_shaping(task_id: str, shaping: Any) -> tuple[tuple[str, float], ...]:
+    """`shaping` as ((name, float), ...) pairs (a repeated name: its last value), or a
+    ValueError naming the fix: names of `aht_bench.envs.overcooked.PAPER_SHAPING`, on an
+    Overcooked task only."""
+    from aht_bench.envs import registry
+    from aht_bench.envs.overcooked import PAPER_SHAPING
+
+    pairs = tuple((str(k), float(v)) for k, v in dict(shaping).items())
+    if pairs:
+        _require(
+            registry.resolve(task_id).startswith("overcooked-"),
+            "shaping",
+            pairs,
+            "shaped-reward coefficients exist only on the Overcooked tasks; use ()",
+        )
+        unknown = sorted({k for k, _ in pairs} - set(PAPER_SHAPING))
+        _require(
+            not unknown,
+            "shaping",
+            pairs,
+            f"unknown coefficients {unknown}; choose from {sorted(PAPER_SHAPING)}",
+        )
+    return pairs
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class RunConfig:
     """What every PPO run has: a task, a budget, parallel envs and the PPO hyperparameters."""
@@ -102,6 +127,11 @@ class RunConfig:
     """Keep the learners' params after these update numbers (1-based), e.g. for FCP pools."""
     updates_per_call: int = 1
     """PPO updates per jitted call (fewer host round trips); must divide `num_updates`."""
+    shaping: tuple[tuple[str, float], ...] = ()
+    """Overcooked only: shaped-reward coefficients that replace the paper's, as (name, value)
+    pairs of `aht_bench.envs.overcooked.ShapingParams` (e.g. (("onion_on_counter", 0.5),) for
+    the heldout `ippo_mlp_pass` teammates, (("counter_pickup", 0.0),) for the heldout
+    forced_coord set); () keeps the paper's."""
 
     def __post_init__(self) -> None:
         from aht_bench.envs import registry
@@ -110,6 +140,7 @@ class RunConfig:
             registry.resolve(self.task_id)
         except registry.UnknownTaskError as e:
             raise ValueError(f"task_id={self.task_id!r} is invalid: {e}") from None
+        object.__setattr__(self, "shaping", normalise_shaping(self.task_id, self.shaping))
         _require(self.num_envs >= 1, "num_envs", self.num_envs, "use at least 1")
         _require(self.rollout_length >= 1, "rollout_length", self.rollout_length, "use at least 1")
         _require(
@@ -199,10 +230,6 @@ class IPPOConfig(RunConfig):
 
     hidden: tuple[int, ...] = (64, 64)
     """Hidden layer sizes of each agent's actor and critic MLPs."""
-    shaping: tuple[tuple[str, float], ...] = ()
-    """Overcooked only: shaped-reward coefficients that replace the paper's, as (name, value)
-    pairs of `aht_bench.envs.overcooked.ShapingParams` (e.g. (("onion_on_counter", 0.5),) for
-    the heldout `ippo_mlp_pass` teammates); () keeps the paper's."""
     shaped_reward_anneal_steps: int | None = None
     """Anneal `shaped_reward_coef` linearly to 0 over this many env steps (then train on the base
     reward alone), as JaxMARL's and Carroll et al.'s Overcooked PPO do; None keeps it constant
@@ -220,26 +247,6 @@ class IPPOConfig(RunConfig):
             )
             object.__setattr__(
                 self, "shaped_reward_anneal_steps", int(self.shaped_reward_anneal_steps)
-            )
-        object.__setattr__(
-            self, "shaping", tuple((str(k), float(v)) for k, v in dict(self.shaping).items())
-        )
-        if self.shaping:
-            from aht_bench.envs import registry
-            from aht_bench.envs.overcooked import PAPER_SHAPING
-
-            _require(
-                registry.resolve(self.task_id).startswith("overcooked-"),
-                "shaping",
-                self.shaping,
-                "shaped-reward coefficients exist only on the Overcooked tasks; use ()",
-            )
-            unknown = sorted({k for k, _ in self.shaping} - set(PAPER_SHAPING))
-            _require(
-                not unknown,
-                "shaping",
-                self.shaping,
-                f"unknown coefficients {unknown}; choose from {sorted(PAPER_SHAPING)}",
             )
 
 

@@ -32,14 +32,20 @@ from aht_bench.policies.networks import GRUCarry
 
 
 @functools.lru_cache(maxsize=64)
-def make_env(task_id: str) -> AutoReset:
-    """`AutoReset(envs.make(task_id))` with p0 starts, built once per task.
+def make_env(task_id: str, shaping: tuple[tuple[str, float], ...] = ()) -> AutoReset:
+    """`AutoReset(envs.make(task_id))` with p0 starts; `shaping` ((name, value) pairs, Overcooked
+    only) replaces shaped-reward coefficients (`aht_bench.envs.overcooked.with_shaping`).
 
     Safe to call while tracing a jitted function: backends that compute with jnp at
     construction (Jumanji's specs) are evaluated eagerly.
     """
     with jax.ensure_compile_time_eval():
-        return AutoReset(make(task_id))
+        env = make(task_id)
+        if shaping:
+            from aht_bench.envs.overcooked import with_shaping
+
+            env = with_shaping(env, **dict(shaping))  # type: ignore[arg-type]
+        return AutoReset(env)
 
 
 @dataclasses.dataclass(frozen=True)

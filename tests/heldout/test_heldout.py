@@ -295,13 +295,27 @@ def test_onion_on_counter_shaping_rewards_an_onion_placed_on_a_counter():
     assert shaped_pass.tolist() == [0.5, 0.0]
 
 
-def test_ippo_shaping_is_validated():
+@pytest.mark.parametrize("algorithm", ["ippo", "br", "brdiv"])
+def test_shaping_is_validated_and_reaches_the_training_env(algorithm):
+    from aht_bench.algorithms import brdiv
     from aht_bench.training import presets
+    from aht_bench.training.rollout import make_env
+
+    def get(task, shaping):
+        if algorithm == "brdiv":
+            return brdiv.preset("quick", task, shaping=shaping)
+        return presets.get(algorithm, "quick", task, shaping=shaping)
 
     with pytest.raises(ValueError, match="only on the Overcooked tasks"):
-        presets.get("ippo", "quick", "lbf", shaping=(("onion_on_counter", 0.5),))
+        get("lbf", (("onion_on_counter", 0.5),))
     with pytest.raises(ValueError, match="unknown coefficients"):
-        presets.get("ippo", "quick", "cramped_room", shaping=(("onion_eaten", 1.0),))
+        get("cramped_room", (("onion_eaten", 1.0),))
+    config = get("cramped_room", (("counter_pickup", 0),))
+    assert config.shaping == (("counter_pickup", 0.0),)
+    env = make_env(config.task_id, config.shaping).env
+    assert float(env.params.counter_pickup) == 0.0
+    assert float(env.params.onion_pickup) == pytest.approx(0.1)
+    assert float(make_env(config.task_id).env.params.counter_pickup) == 1.0
 
 
 # -------------------------------------------------------------------------------- loaders
@@ -372,11 +386,15 @@ def test_build_refuses_an_existing_set_and_unknown_recipes(tmp_path):
 
 
 @pytest.mark.parametrize(
-    ("task", "preset", "steps"),
-    [("cramped_room", "quick", 2_500_000), ("forced_coord", "paper", 1_500_000)],
+    ("task", "preset", "steps", "shaping"),
+    [
+        ("cramped_room", "quick", 2_500_000, ()),
+        ("coord_ring", "paper", 1_500_000, ()),
+        ("forced_coord", "paper", 1_500_000, (("counter_pickup", 0.0),)),
+    ],
 )
 def test_an_ippo_source_trains_with_its_presets_hyperparameters(
-    tmp_path, monkeypatch, task, preset, steps
+    tmp_path, monkeypatch, task, preset, steps, shaping
 ):
     from aht_bench.algorithms import ippo
     from aht_bench.training import presets
@@ -394,10 +412,14 @@ def test_an_ippo_source_trains_with_its_presets_hyperparameters(
     rec = hb.recipe(task)
     with pytest.raises(Stop):
         hb._ippo_candidates(rec, envs.make(rec.task_id), tmp_path, lambda _msg: None)
-    expected = presets.get("ippo", preset, rec.task_id, total_timesteps=steps)
+    expected = presets.get("ippo", preset, rec.task_id, total_timesteps=steps, shaping=shaping)
     assert seen[0] == expected
     assert seen[0] != presets.get(
-        "ippo", "quick" if preset == "paper" else "paper", rec.task_id, total_timesteps=steps
+        "ippo",
+        "quick" if preset == "paper" else "paper",
+        rec.task_id,
+        total_timesteps=steps,
+        shaping=shaping,
     )
 
 
@@ -445,23 +467,25 @@ def test_a_source_with_tries_skips_teams_that_ended_at_zero_self_play(tmp_path):
     assert [c.name for c in got] == ["ippo_mlp_0", "ippo_mlp_1"] and rejected == []
 
 
-def test_a_counter_pickup_source_trains_its_own_teams(tmp_path, monkeypatch):
+def test_a_recipes_shaping_reaches_every_learner_and_its_own_cache_files(tmp_path, monkeypatch):
     # a team trained with the paper's shaping is in the work folder under the same seed; a
-    # source that does not reward counter pickups must not reuse it, and trains with its shaping
-    from aht_bench.algorithms import ippo
+    # recipe with counter_pickup 0 must not reuse it, and its IPPO teams, BRDiv run and best
+    # responses all train with that shaping
+    from aht_bench.algorithms import br, brdiv, ippo
 
     class Stop(Exception):
         pass
 
     seen = []
 
-    def fake_train(key, config, seeds, on_update=None):
-        seen.append(config)
+    def fake(*args, **kwargs):
+        seen.append(next(a for a in args if hasattr(a, "shaping")))
         raise Stop
 
-    monkeypatch.setattr(ippo, "train", fake_train)
+    for module, name in ((ippo, "train"), (brdiv, "init_seeds"), (br, "train")):
+        monkeypatch.setattr(module, name, fake)
     source = recipes.IPPOSource(seeds=1, preset="paper", timesteps=3200)
-    rec = dataclasses.replace(hb.recipe("forced_coord"), ippo=(source,))
+    rec = dataclasses.replace(hb.recipe("forced_coord"), ippo=(source,), shaping=())
     env = envs.make(rec.task_id)
     net = MLPActorCritic(env.obs_dim, env.num_actions, hidden=(8,))
     for seat in (0, 1):
@@ -471,11 +495,17 @@ def test_a_counter_pickup_source_trains_its_own_teams(tmp_path, monkeypatch):
             net.init(jax.random.PRNGKey(seat)),
             {"task_id": rec.task_id, "provenance": {"final_self_play_return": 5.0}},
         )
-    assert len(hb._ippo_candidates(rec, env, tmp_path, lambda _msg: None)) == 1 and not seen
-    no_counter = dataclasses.replace(rec, ippo=(dataclasses.replace(source, counter_pickup=0.0),))
+    cands = hb._ippo_candidates(rec, env, tmp_path, lambda _msg: None)
+    assert len(cands) == 1 and not seen
+    shaped = dataclasses.replace(rec, shaping=(("counter_pickup", 0.0),))
+    assert hb.recipe("forced_coord").shaping == shaped.shaping
     with pytest.raises(Stop):
-        hb._ippo_candidates(no_counter, env, tmp_path, lambda _msg: None)
-    assert seen[0].shaping == (("counter_pickup", 0.0),)
+        hb._ippo_candidates(shaped, env, tmp_path, lambda _msg: None)
+    with pytest.raises(Stop):
+        hb._brdiv_candidates(shaped, env, tmp_path, lambda _msg: None)
+    with pytest.raises(Stop):
+        hb._best_responses(shaped, env, cands, tmp_path, lambda _msg: None)
+    assert [c.shaping for c in seen] == [(("counter_pickup", 0.0),)] * 3
 
 
 # ---------------------------------------------------------------------------- reproducible
