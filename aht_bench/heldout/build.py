@@ -293,6 +293,8 @@ def _make_candidate(
 def _brdiv_candidates(rec: Recipe, env: Any, work: Path, log: Log) -> list[Candidate]:
     from aht_bench.algorithms import brdiv
     from aht_bench.policies.io import read_card, save_policy
+    from aht_bench.training import presets
+    from aht_bench.training.config import IPPOConfig
 
     source = rec.brdiv
     if source is None:
@@ -301,16 +303,32 @@ def _brdiv_candidates(rec: Recipe, env: Any, work: Path, log: Log) -> list[Candi
     for run in range(source.runs):
         seed = BRDIV_SEED + run
         n = source.population_size
+        steps = n * n * source.num_envs * source.rollout_length * source.generation_updates
+        extra: dict[str, Any] = {}
+        if source.ppo == "ippo-paper":
+            ippo_paper = presets.get("ippo", "paper", rec.task_id)
+            assert isinstance(ippo_paper, IPPOConfig)
+            extra["generation_ppo"] = ippo_paper.ppo
+        elif source.ppo != "quick":
+            raise ValueError(f"BRDivSource.ppo={source.ppo!r}: use 'quick' or 'ippo-paper'")
         config = brdiv.preset(
             "quick",
             rec.task_id,
             population_size=n,
             num_envs=source.num_envs,
-            generation_timesteps=n * n * source.num_envs * 128 * source.generation_updates,
+            rollout_length=source.rollout_length,
+            generation_timesteps=steps,
             shaping=rec.shaping,
+            **extra,
         )
         conf_seat = 1 - config.ego_seat
-        stem = f"brdiv{run + 1}-s{seed}-n{n}-u{source.generation_updates}" + _shaping_tag(rec)
+        # the quick settings' files keep the names they had before these fields existed
+        custom = (source.num_envs, source.rollout_length, source.ppo) != (32, 128, "quick")
+        stem = (
+            f"brdiv{run + 1}-s{seed}-n{n}-u{source.generation_updates}"
+            + (f"-e{source.num_envs}x{source.rollout_length}-{source.ppo}" if custom else "")
+            + _shaping_tag(rec)
+        )
         paths = {
             (j, role): work / f"{stem}-{role}{j}.safetensors"
             for j in range(n)
@@ -351,6 +369,9 @@ def _brdiv_candidates(rec: Recipe, env: Any, work: Path, log: Log) -> list[Candi
                         "final_sp_return": sp,
                         "final_xp_return": xp,
                     }
+                    if custom:  # absent from the sets published before these fields
+                        prov["generation_ppo"] = source.ppo
+                        prov["rollout"] = f"{source.num_envs} envs x {source.rollout_length}"
                     prov.update(_shaping_provenance(rec))
                     params = jax.tree.map(lambda x, j=j: np.asarray(x[j]), pop.params)
                     save_policy(

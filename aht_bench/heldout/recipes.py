@@ -74,6 +74,12 @@ class BRDivSource:
     """PPO updates of the generation stage (each rolls out all n x n pairs)."""
     num_envs: int = 32
     """Parallel envs per pair rollout."""
+    rollout_length: int = 128
+    """Env steps per env and pair rollout."""
+    ppo: str = "quick"
+    """The generation stage's PPO hyperparameters: "quick" (the BRDiv quick preset's) or
+    "ippo-paper" (the paper's IPPO hyperparameters for the task: 15 epochs x 16 minibatches,
+    lr 1e-3, clip 0.1, entropy 0.05; the paper's own BRDiv rows use lr 1e-5 for 380 M steps)."""
 
 
 @dataclasses.dataclass(frozen=True)

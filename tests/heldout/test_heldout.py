@@ -508,6 +508,46 @@ def test_a_recipes_shaping_reaches_every_learner_and_its_own_cache_files(tmp_pat
     assert [c.shaping for c in seen] == [(("counter_pickup", 0.0),)] * 3
 
 
+def test_a_brdiv_source_with_the_ippo_papers_ppo(tmp_path, monkeypatch):
+    from aht_bench.algorithms import brdiv
+    from aht_bench.training import presets
+
+    class Stop(Exception):
+        pass
+
+    seen = []
+
+    def fake(key, config, seeds):
+        seen.append(config)
+        raise Stop
+
+    monkeypatch.setattr(brdiv, "init_seeds", fake)
+    source = recipes.BRDivSource(
+        runs=1,
+        population_size=3,
+        generation_updates=12,
+        num_envs=8,
+        rollout_length=400,
+        ppo="ippo-paper",
+    )
+    rec = dataclasses.replace(hb.recipe("coord_ring"), brdiv=source)
+    logged = []
+    with pytest.raises(Stop):
+        hb._brdiv_candidates(rec, envs.make(rec.task_id), tmp_path, logged.append)
+    config = seen[0]
+    assert config.generation_ppo == presets.get("ippo", "paper", rec.task_id).ppo
+    assert (config.num_envs, config.rollout_length, config.generation_updates) == (8, 400, 12)
+    assert config.generation_timesteps == 9 * 8 * 400 * 12
+    quick = dataclasses.replace(rec, brdiv=recipes.BRDivSource(3, 3, 12))
+    with pytest.raises(Stop):
+        hb._brdiv_candidates(quick, envs.make(rec.task_id), tmp_path, logged.append)
+    assert seen[1].generation_ppo == brdiv.preset("quick", rec.task_id).generation_ppo
+    assert seen[1].generation_ppo != config.generation_ppo
+    bad = dataclasses.replace(rec, brdiv=dataclasses.replace(source, ppo="fast"))
+    with pytest.raises(ValueError, match="use 'quick' or 'ippo-paper'"):
+        hb._brdiv_candidates(bad, envs.make(rec.task_id), tmp_path, logged.append)
+
+
 # ---------------------------------------------------------------------------- reproducible
 
 
