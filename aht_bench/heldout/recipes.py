@@ -130,6 +130,20 @@ class Recipe:
 # with that (benchmarks/results/forced_coord_ippo_presets.json).
 _PAPER_IPPO = IPPOSource(seeds=3, preset="paper", timesteps=1_500_000, tries=8)
 
+# coord_ring, forced_coord: BRDiv's generation stage with those IPPO hyperparameters (8 envs x
+# 400 steps per pair, 150 updates: 480k env steps per pair, 4.3M in all). With the quick PPO
+# (32 x 128, 120 updates) it learned nothing on coord_ring (SP and XP return 0, all three
+# confederates pruned); with these, SP return 0 -> 28 within the first 1.7M steps
+# (benchmarks/results/brdiv_coord_ring_ppo.json).
+_PAPER_BRDIV = BRDivSource(
+    runs=1,
+    population_size=3,
+    generation_updates=150,
+    num_envs=8,
+    rollout_length=400,
+    ppo="ippo-paper",
+)
+
 _DIVIDED = ("overcooked-asymm_advantages-v1", "overcooked-forced_coord-v1")
 
 
@@ -197,6 +211,7 @@ V1: dict[str, Recipe] = {
         "overcooked-coord_ring-v1",
         ("independent_agent_0", "onion_agent_0", "plate_agent_0"),
         ippo=(_PAPER_IPPO,),
+        brdiv=_PAPER_BRDIV,
         paper_bounds=(
             ("ippo_mlp (1, 2, 3)", 260.7),
             ("brdiv-conf (3 members)", 190.8),
@@ -209,6 +224,7 @@ V1: dict[str, Recipe] = {
         "overcooked-forced_coord-v1",
         ("independent_agent_0.6",),
         ippo=(_PAPER_IPPO,),
+        brdiv=_PAPER_BRDIV,
         shaping=(("counter_pickup", 0.0),),
         extra_partners=("independent_agent_0.3", "independent_agent_0.9"),
         paper_bounds=(
