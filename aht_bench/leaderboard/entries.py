@@ -177,13 +177,14 @@ def locate_agent(recorded: str | None, repo: Path | None = None) -> str | None:
     """The repository-relative POSIX path of the agent file a record names (its
     `meta.agent_path`, as typed on the evaluating machine), or None when no file of the
     repository matches it. A path from another machine matches by its longest tail that
-    exists in the repository (`/home/x/aht-bench/agents/a.py` -> `agents/a.py`); a path that
-    exists on this machine outside the repository matches nothing."""
+    exists in the repository (`/home/x/aht-bench/agents/a.py` -> `agents/a.py`), also when the
+    path exists on this machine in another checkout; the agent hash check then decides whether
+    it is the same file."""
     if not recorded:
         return None
     repo = (repo or repo_root()).resolve()
     direct = Path(recorded)
-    if direct.is_file():  # the file is on this machine: in the repository or not
+    if direct.is_file() and repo_relative(direct, repo) is not None:
         return repo_relative(direct, repo)
     parts = [p for p in PurePath(recorded).parts if p not in ("/", "\\")]
     if ".." in parts:

@@ -188,3 +188,13 @@ def test_an_entry_is_still_a_result_record_for_compare(tmp_path):
     result = CliRunner().invoke(main, ["compare", str(path), "--no-plot"])
     assert result.exit_code == 0, result.output
     assert "random_agent.py" in result.output
+
+
+def test_an_agent_path_of_another_checkout_on_this_machine_matches_by_its_tail(tmp_path):
+    from aht_bench.leaderboard.entries import locate_agent, repo_root
+
+    other = tmp_path / "other-checkout" / "agents" / "examples" / "random_agent.py"
+    other.parent.mkdir(parents=True)
+    other.write_text("# another checkout's copy\n")
+    assert locate_agent(str(other), repo_root()) == "agents/examples/random_agent.py"
+    assert locate_agent(str(tmp_path / "other-checkout" / "nothing.py"), repo_root()) is None
