@@ -414,6 +414,36 @@ def _heuristic_candidates(rec: Recipe) -> list[Candidate]:
 # ------------------------------------------------------------------------------ best responses
 
 
+def _partner_digest(cand: Candidate) -> str:
+    """sha256 of a candidate's weight files (of its name for a heuristic): what a cached best
+    response was trained against."""
+    digest = hashlib.sha256(cand.name.encode())
+    for _, path in sorted(cand.files, key=lambda f: str(f[1])):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _cached_br(path: Path, cand: Candidate, partner: str, log: Log) -> tuple[Any, Any] | None:
+    """The cached best response at `path` if it was trained against this very candidate: its
+    card's `partner_sha256` is the candidate's (files cached before that field existed: the
+    best response is newer than the candidate's weight files). A best response to an older
+    candidate of the same name (a changed recipe) is retrained."""
+    from aht_bench.policies.io import read_card
+
+    cached = _cached_policy(path)
+    if cached is None:
+        return None
+    recorded = read_card(path)["provenance"].get("partner_sha256")
+    if recorded is None:
+        newer = all(path.stat().st_mtime > f.stat().st_mtime for _, f in cand.files)
+        if newer:
+            return cached
+    elif recorded == partner:
+        return cached
+    log(f"  the cached best response {path.name} was trained against another {cand.name}")
+    return None
+
+
 def _best_responses(
     rec: Recipe, env: Any, candidates: list[Candidate], work: Path, log: Log
 ) -> list[tuple[Any, Any, list[dict[str, Any]]]]:
@@ -430,7 +460,8 @@ def _best_responses(
             seed = BR_SEED + 10 * c + seat
             tag = ("" if rec.br_preset == "quick" else f"-{rec.br_preset}") + _shaping_tag(rec)
             path = work / f"br-{cand.name}-seat{seat}-s{seed}-t{rec.br_timesteps}{tag}.safetensors"
-            cached = _cached_policy(path)
+            partner = _partner_digest(cand)
+            cached = _cached_br(path, cand, partner, log)
             if cached is None:
                 config = presets.get(
                     "br",
@@ -464,6 +495,7 @@ def _best_responses(
                     "seed": seed,
                     "key": f"jax.random.PRNGKey({seed})",
                     "best_response_to": cand.name,
+                    "partner_sha256": partner,
                     "train_seconds": round(time.perf_counter() - start, 1),
                     "final_train_return": float(np.nanmean(tail))
                     if np.any(np.isfinite(tail))

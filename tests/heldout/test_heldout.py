@@ -548,6 +548,55 @@ def test_a_brdiv_source_with_the_ippo_papers_ppo(tmp_path, monkeypatch):
         hb._brdiv_candidates(bad, envs.make(rec.task_id), tmp_path, logged.append)
 
 
+def test_a_cached_best_response_to_another_candidate_of_the_same_name_is_retrained(
+    tmp_path, monkeypatch
+):
+    # a changed recipe trains a new brdiv-conf1_0; the best response cached for the old one
+    # (same file name) must not be reused
+    import os
+
+    from aht_bench.algorithms import br
+
+    class Stop(Exception):
+        pass
+
+    calls = []
+
+    def fake_train(*args, **kwargs):
+        calls.append(1)
+        raise Stop
+
+    monkeypatch.setattr(br, "train", fake_train)
+    rec = hb.recipe("cramped_room")
+    env = envs.make(rec.task_id)
+    net = MLPActorCritic(env.obs_dim, env.num_actions, hidden=(8,))
+    member = tmp_path / "conf.safetensors"
+    save_policy(member, net, net.init(jax.random.PRNGKey(0)), {"task_id": rec.task_id})
+    cand = hb._make_candidate(env, "brdiv-conf1_0", "brdiv", [(net, None)], [(None, member)], {})
+    brfile = tmp_path / f"br-brdiv-conf1_0-seat0-s9300-t{rec.br_timesteps}.safetensors"
+
+    def cache_br(partner):
+        prov = {} if partner is None else {"partner_sha256": partner}
+        save_policy(brfile, net, net.init(jax.random.PRNGKey(1)), {"provenance": prov})
+
+    def run():
+        calls.clear()
+        try:
+            hb._best_responses(rec, env, [cand], tmp_path, lambda _msg: None)
+        except Stop:
+            pass
+        return bool(calls)  # retrained
+
+    cache_br(hb._partner_digest(cand))
+    assert not run()  # trained against this candidate: reused
+    cache_br("0" * 64)
+    assert run()  # trained against another one
+    cache_br(None)  # a file from before partner_sha256: reused only if newer than the member
+    assert not run()
+    os.utime(member, (brfile.stat().st_mtime + 10,) * 2)
+    assert run()
+
+
 # ---------------------------------------------------------------------------- reproducible
 
 
