@@ -6,7 +6,9 @@ and episode: onions taken from a pile, onions taken off a counter, onions put on
 onions put in a pot, plates taken, soups taken from a pot, and the base return. A team that
 drops an onion on a counter and picks it up again shows many counter placements and counter
 pickups and no soups; a team that passes shows counter placements by one seat and counter
-pickups by the other.
+pickups by the other. `onion_passed` counts onions a seat took off a counter that its partner
+had put there, and `passed_in_pot` those of them it put in a pot (the `onion_pass` reward's
+event; tracked by `PassShapedOvercooked`, whatever the run's shaping).
 
     python benchmarks/overcooked_events.py RUN_DIR [--episodes 16] [--seed 0]
 """
@@ -23,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from aht_bench import envs
-from aht_bench.envs.overcooked import DISH, EMPTY, ONION, PLATE
+from aht_bench.envs.overcooked import DISH, EMPTY, ONION, PLATE, with_shaping
 from aht_bench.policies.io import load_policy
 
 EVENTS = (
@@ -33,19 +35,23 @@ EVENTS = (
     "onion_in_pot",
     "plate_taken",
     "soup_taken",
+    "onion_passed",
+    "passed_in_pot",
 )
 
 
-def count_events(env, before, after) -> jax.Array:
-    """(2, len(EVENTS)) int32: which event each seat's step was (the rule of
-    `Overcooked._shaped_reward`: an interacting seat does not move, so it faced
+def count_events(env, before_pass, after_pass) -> jax.Array:
+    """(2, len(EVENTS)) int32: which event each seat's step was, from two `PassInner` states
+    (the rule of `Overcooked._shaped_reward`: an interacting seat does not move, so it faced
     `agent_pos + agent_dir` before the step)."""
+    before, after = before_pass.base, after_pass.base
     held, now = before.agent_inv, after.agent_inv
     faced = before.agent_pos.astype(jnp.int32) + before.agent_dir.astype(jnp.int32)
     counter = env._counter_mask[faced[:, 1], faced[:, 0]]
     pot = env._pot_mask[faced[:, 1], faced[:, 0]]
     took_onion = (held == EMPTY) & (now == ONION)
     put_onion = (held == ONION) & (now == EMPTY)
+    by_partner = before_pass.placed_by[faced[:, 1], faced[:, 0]] == 1 - jnp.arange(2)
     return jnp.stack(
         [
             took_onion & ~counter,
@@ -54,6 +60,8 @@ def count_events(env, before, after) -> jax.Array:
             put_onion & pot,
             (held == EMPTY) & (now == PLATE),
             (held == PLATE) & (now == DISH),
+            took_onion & counter & by_partner,
+            put_onion & pot & before_pass.passed,
         ],
         axis=1,
     ).astype(jnp.int32)
@@ -61,7 +69,7 @@ def count_events(env, before, after) -> jax.Array:
 
 def play(task_id: str, seats: list[tuple], episodes: int, seed: int) -> tuple[np.ndarray, ...]:
     """(events (episodes, 2, len(EVENTS)), base return (episodes,)) of one self-play team."""
-    env = envs.make(task_id)
+    env = with_shaping(envs.make(task_id), onion_pass=0.0)  # tracks passes; same game
 
     def episode(key):
         state, ts = env.reset(key)

@@ -139,6 +139,7 @@ class ShapingParams:
     soup_pickup: jax.Array  # () float32: plate -> dish (a ready soup taken from a pot)
     onion_on_counter: jax.Array  # () float32: onion -> empty while facing a counter (a pass)
     counter_pickup: jax.Array  # () float32: factor on onion/plate pickups taken off a counter
+    onion_pass: jax.Array  # () float32: to both seats per passed onion put in a pot (see below)
 
 
 PAPER_SHAPING = dict(
@@ -148,11 +149,13 @@ PAPER_SHAPING = dict(
     soup_pickup=1.0,
     onion_on_counter=0.0,
     counter_pickup=1.0,
+    onion_pass=0.0,
 )
-"""The paper's coefficients; `onion_on_counter` (0 here) is only used by the heldout
-`ippo_mlp_pass` teammates and `counter_pickup` (1 here: an onion or plate taken off a counter is
-rewarded like one taken from a pile) only by the heldout forced_coord teammates
-(`with_shaping`)."""
+"""The paper's coefficients. The last three are not the paper's and are 0/1/0 here: an onion put
+on a counter (`onion_on_counter`, farmable: see docs/heldout.md), the factor on pickups off a
+counter (`counter_pickup`, 0 for the heldout forced_coord teammates) and a completed onion pass
+(`onion_pass`, the heldout counter_circuit `ippo_mlp_pass` teammates; only `PassShapedOvercooked`
+pays it). Set them with `with_shaping`."""
 
 
 def with_shaping(env: Overcooked, **coefficients: float) -> Overcooked:
@@ -166,6 +169,9 @@ def with_shaping(env: Overcooked, **coefficients: float) -> Overcooked:
             f"unknown shaped-reward coefficients {unknown}; choose from {sorted(PAPER_SHAPING)}"
         )
     out = copy.copy(env)
+    if "onion_pass" in coefficients and not isinstance(env, PassShapedOvercooked):
+        out = PassShapedOvercooked.__new__(PassShapedOvercooked)
+        out.__dict__.update(env.__dict__)
     out.params = dataclasses.replace(
         env.params, **{k: jnp.asarray(v, jnp.float32) for k, v in coefficients.items()}
     )
@@ -621,6 +627,82 @@ class Overcooked(Environment[OvercookedState]):
     def render_rgb(self, state: EnvState[OvercookedState], cell: int = 48) -> np.ndarray:
         """One frame as uint8 (height * cell, width * cell, 3), drawn with PIL."""
         return _render(self, jax.device_get(state.inner), cell)
+
+
+# ---------------------------------------------------------------------- onion passes
+@struct.dataclass
+class PassInner:
+    """`PassShapedOvercooked`'s backend state: JaxMARL's state plus who put which onion down."""
+
+    base: Any  # OvercookedState
+    placed_by: jax.Array  # (H, W) int32: the seat that put the onion on this counter cell, or -1
+    passed: jax.Array  # (2,) bool: the onion this seat holds was put down by its partner
+
+
+class PassShapedOvercooked(Overcooked):
+    """Overcooked whose shaped reward also pays for completed onion passes (made by
+    `with_shaping(env, onion_pass=c)`; the heldout counter_circuit `ippo_mlp_pass` teammates).
+
+    A pass is an onion that one seat put on a counter, its partner took off it and put in a pot:
+    the step it goes into the pot pays `onion_pass` to both seats. The state remembers, per
+    counter cell, which seat put the onion there, and per seat whether the onion it holds was
+    its partner's; an onion one seat puts down and picks up again pays nothing, nor does an onion
+    handed back and forth across a counter, so every paid pass is an onion in a pot (the
+    `onion_on_counter` reward, paid at the put-down, was farmed that way). Observations,
+    dynamics, base reward and the other shaped terms are `Overcooked`'s; `EnvState.inner` is a
+    `PassInner` (training only: the heldout sets and the evaluator use the plain task).
+    """
+
+    def _wrap(self, base: OvercookedState) -> PassInner:
+        return PassInner(
+            base=base,
+            placed_by=jnp.full(self._counter_mask.shape, -1, jnp.int32),
+            passed=jnp.zeros((2,), bool),
+        )
+
+    def _reset_inner(self, key: jax.Array) -> PassInner:  # type: ignore[override]
+        return self._wrap(super()._reset_inner(key))
+
+    def _step_inner(  # type: ignore[override]
+        self, key: jax.Array, inner: PassInner, actions: jax.Array
+    ) -> tuple[PassInner, jax.Array, jax.Array]:
+        stepped, reward, shaped = super()._step_inner(key, inner.base, actions)
+        before = inner.base
+        held, now = before.agent_inv, stepped.agent_inv
+        faced = before.agent_pos.astype(jnp.int32) + before.agent_dir.astype(jnp.int32)
+        fx, fy = faced[:, 0], faced[:, 1]
+        counter = self._counter_mask[fy, fx]
+        put = (held == ONION) & (now == EMPTY) & counter
+        took = (held == EMPTY) & (now == ONION) & counter
+        potted = (held == ONION) & (now == EMPTY) & self._pot_mask[fy, fx]
+        partner = 1 - jnp.arange(2)
+        took_pass = took & (inner.placed_by[fy, fx] == partner)
+        completed = jnp.sum(potted & inner.passed)
+        placed_by = inner.placed_by
+        for seat in range(2):  # clear the cells onions were taken from, then mark put-downs
+            placed_by = placed_by.at[fy[seat], fx[seat]].set(
+                jnp.where(took[seat], -1, placed_by[fy[seat], fx[seat]])
+            )
+        for seat in range(2):
+            placed_by = placed_by.at[fy[seat], fx[seat]].set(
+                jnp.where(put[seat], seat, placed_by[fy[seat], fx[seat]])
+            )
+        passed = took_pass | (inner.passed & (held == ONION) & (now == ONION))
+        bonus = self.params.onion_pass * completed.astype(jnp.float32)
+        out = PassInner(base=stepped, placed_by=placed_by, passed=passed)
+        return out, reward, shaped + bonus
+
+    def _observe_inner(self, inner: PassInner) -> jax.Array:  # type: ignore[override]
+        return super()._observe_inner(inner.base)
+
+    def _time(self, inner: PassInner) -> jax.Array:  # type: ignore[override]
+        return super()._time(inner.base)
+
+    def _validate_inner(self, inner: Any) -> list[str]:
+        return super()._validate_inner(inner.base)
+
+    def render_rgb(self, state: EnvState[Any], cell: int = 48) -> np.ndarray:
+        return _render(self, jax.device_get(state.inner.base), cell)
 
 
 # ---------------------------------------------------------------------- rendering helpers

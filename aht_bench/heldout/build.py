@@ -145,13 +145,13 @@ def _cached_policy(path: Path) -> tuple[Any, Any] | None:
         return None
 
 
-_SHAPING_TAGS = {"counter_pickup": "cp"}
+_SHAPING_TAGS = {"counter_pickup": "cp", "onion_pass": "op"}
 
 
-def _shaping_tag(rec: Recipe) -> str:
-    """The cache-file tag of the recipe's shaping ("" for the paper's, "-cp0" for
+def _shaping_tag(shaping: tuple[tuple[str, float], ...]) -> str:
+    """The cache-file tag of shaped-reward coefficients ("" for the paper's, "-cp0" for
     counter_pickup 0): files trained with other coefficients are never reused."""
-    return "".join(f"-{_SHAPING_TAGS.get(k, k)}{v:g}" for k, v in rec.shaping)
+    return "".join(f"-{_SHAPING_TAGS.get(k, k)}{v:g}" for k, v in shaping)
 
 
 def _shaping_provenance(rec: Recipe) -> dict[str, float]:
@@ -179,10 +179,14 @@ def _ippo_candidates(
         config = dataclasses.replace(base, total_timesteps=steps)
         updates = config.num_updates
         marks = tuple(sorted({max(1, round(f * updates)) for f in source.checkpoints}))
-        shaping = rec.shaping + (
-            (("onion_on_counter", source.onion_on_counter_reward),)
-            if source.onion_on_counter_reward
-            else ()
+        shaping = (
+            rec.shaping
+            + (
+                (("onion_on_counter", source.onion_on_counter_reward),)
+                if source.onion_on_counter_reward
+                else ()
+            )
+            + source.shaping
         )
         if shaping:
             config = dataclasses.replace(config, shaping=shaping)
@@ -195,7 +199,7 @@ def _ippo_candidates(
             stem = (
                 f"{name}-s{seed}-t{steps}"
                 + ("" if source.preset == "quick" else f"-{source.preset}")
-                + _shaping_tag(rec)
+                + _shaping_tag(rec.shaping + source.shaping)
             )
             seats = (0, 1) if _pairs(env) else (1,)
             team_marks = marks if k == source.checkpoint_team else ()
@@ -237,6 +241,7 @@ def _ippo_candidates(
                         "onion_on_counter_reward": source.onion_on_counter_reward,
                     }
                     prov.update(_shaping_provenance(rec))
+                    prov.update(dict(source.shaping))
                     save_policy(
                         path,
                         net,
@@ -327,7 +332,7 @@ def _brdiv_candidates(rec: Recipe, env: Any, work: Path, log: Log) -> list[Candi
         stem = (
             f"brdiv{run + 1}-s{seed}-n{n}-u{source.generation_updates}"
             + (f"-e{source.num_envs}x{source.rollout_length}-{source.ppo}" if custom else "")
-            + _shaping_tag(rec)
+            + _shaping_tag(rec.shaping)
         )
         paths = {
             (j, role): work / f"{stem}-{role}{j}.safetensors"
@@ -458,7 +463,9 @@ def _best_responses(
         trained = []
         for seat in rec.br_seats:
             seed = BR_SEED + 10 * c + seat
-            tag = ("" if rec.br_preset == "quick" else f"-{rec.br_preset}") + _shaping_tag(rec)
+            tag = ("" if rec.br_preset == "quick" else f"-{rec.br_preset}") + _shaping_tag(
+                rec.shaping
+            )
             path = work / f"br-{cand.name}-seat{seat}-s{seed}-t{rec.br_timesteps}{tag}.safetensors"
             partner = _partner_digest(cand)
             cached = _cached_br(path, cand, partner, log)

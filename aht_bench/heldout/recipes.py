@@ -8,8 +8,8 @@ normalization_bounds) as closely as two CPU cores allow:
 - cramped_room, asymm_advantages, coord_ring, forced_coord: three IPPO teammates, one BRDiv run
   of three confederates, the onion/plate/independent heuristics with the paper's `p`.
 - counter_circuit: three IPPO teammates, three IPPO teammates trained with an extra shaped
-  reward for placing onions on counters (the paper's `ippo_mlp_pass`), and independent/onion/
-  plate heuristics with `p = 0` and `p = 0.9`.
+  reward for onions passed across a counter into a pot (`onion_pass`; the paper's
+  `ippo_mlp_pass`), and independent/onion/plate heuristics with `p = 0` and `p = 0.9`.
 
 Budgets are the `quick` presets' (IPPO on lbf, cramped_room and asymm_advantages; BRDiv's
 generation stage) or the paper's IPPO hyperparameters for half its budget (IPPO on coord_ring,
@@ -49,7 +49,10 @@ class IPPOSource:
     kind: str = "ippo"
     """Manifest kind of these members ("ippo" or "ippo-shaped")."""
     onion_on_counter_reward: float = 0.0
-    """Extra shaped reward per onion placed on a counter (the `ippo_mlp_pass` teammates)."""
+    """Extra shaped reward per onion placed on a counter (farmed: no recipe uses it now)."""
+    shaping: tuple[tuple[str, float], ...] = ()
+    """Shaped-reward coefficients for these teams only, on top of the recipe's `shaping` (the
+    `ippo_mlp_pass` teammates: `onion_pass`); cached files carry a tag of them."""
     seed_offset: int = 0
     """Added to IPPO_SEED, so that two sources never share a seed."""
     preset: str = "quick"
@@ -233,6 +236,13 @@ V1: dict[str, Recipe] = {
             ("independent_agent_0.6", 81.2),
         ),
     ),
+    # counter_circuit's pass teams: +2 to both seats per onion one seat put on a counter and the
+    # other took off it and put in a pot (PassShapedOvercooked), pickups off a counter unpaid.
+    # Seed 9150 passed: one seat took 20.9 onions from the pile and put 23.8 on the counter, the
+    # other took 19.4 of them and put 19.2 in a pot, self-play return 122.5; with counter pickups
+    # paid it stayed at 0 (benchmarks/results/counter_circuit_onion_pass.json). The first pass
+    # reward, +0.5 per onion put on a counter, was farmed by putting one down and taking it up
+    # again (benchmarks/results/counter_circuit_pass_shaping.json).
     "overcooked-counter_circuit-v1": _overcooked(
         "overcooked-counter_circuit-v1",
         (
@@ -251,7 +261,7 @@ V1: dict[str, Recipe] = {
                 tries=_PAPER_IPPO.tries,
                 prefix="ippo_mlp_pass",
                 kind="ippo-shaped",
-                onion_on_counter_reward=0.5,
+                shaping=(("counter_pickup", 0.0), ("onion_pass", 2.0)),
                 seed_offset=50,
             ),
         ),

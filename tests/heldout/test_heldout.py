@@ -90,7 +90,9 @@ def test_v1_sets_are_diverse_and_their_bounds_follow_the_procedure(folder):
     # trained, so it has no row in the candidates' cross-play; every other pruned one has
     early = {p["name"] for p in manifest["pruned"] if "self_play_return" in p}
     late = {p["name"] for p in manifest["pruned"]} - early
-    assert all(p["self_play_return"] <= p["threshold"] for p in manifest["pruned"] if p["name"] in early)
+    assert all(
+        p["self_play_return"] <= p["threshold"] for p in manifest["pruned"] if p["name"] in early
+    )
     assert set(manifest["candidates"]["names"]) == names | late
     assert early.isdisjoint(manifest["candidates"]["names"])
 
@@ -512,6 +514,49 @@ def test_a_recipes_shaping_reaches_every_learner_and_its_own_cache_files(tmp_pat
     with pytest.raises(Stop):
         hb._best_responses(shaped, env, cands, tmp_path, lambda _msg: None)
     assert [c.shaping for c in seen] == [(("counter_pickup", 0.0),)] * 3
+
+
+def test_a_sources_own_shaping_trains_its_teams_only_and_tags_their_files(tmp_path, monkeypatch):
+    # counter_circuit's pass teams: onion_pass on top of the recipe's shaping, for that source
+    from aht_bench.algorithms import ippo
+
+    class Stop(Exception):
+        pass
+
+    seen = []
+
+    def fake(key, config, *args, **kwargs):
+        seen.append(config.shaping)
+        raise Stop
+
+    monkeypatch.setattr(ippo, "train", fake)
+    plain = recipes.IPPOSource(seeds=1, preset="paper", timesteps=3200)
+    passing = dataclasses.replace(plain, shaping=(("onion_pass", 2.0),))
+    rec = dataclasses.replace(hb.recipe("counter_circuit"), ippo=(passing,), shaping=())
+    env = envs.make(rec.task_id)
+    net = MLPActorCritic(env.obs_dim, env.num_actions, hidden=(8,))
+    for seat in (0, 1):  # a team of the same seed without the pass reward is not reused
+        save_policy(
+            tmp_path / f"ippo_mlp_0-s9100-t3200-paper-seat{seat}.safetensors",
+            net,
+            net.init(jax.random.PRNGKey(seat)),
+            {"task_id": rec.task_id, "provenance": {"final_self_play_return": 5.0}},
+        )
+    with pytest.raises(Stop):
+        hb._ippo_candidates(rec, env, tmp_path, lambda _msg: None)
+    assert seen == [(("onion_pass", 2.0),)]
+    for seat in (0, 1):  # ... one with it is
+        (tmp_path / f"ippo_mlp_0-s9100-t3200-paper-seat{seat}.safetensors").rename(
+            tmp_path / f"ippo_mlp_0-s9100-t3200-paper-op2-seat{seat}.safetensors"
+        )
+        src = tmp_path / f"ippo_mlp_0-s9100-t3200-paper-seat{seat}.safetensors.json"
+        if src.exists():
+            src.rename(tmp_path / f"ippo_mlp_0-s9100-t3200-paper-op2-seat{seat}.safetensors.json")
+    assert len(hb._ippo_candidates(rec, env, tmp_path, lambda _msg: None)) == 1
+    assert dict(hb.recipe("counter_circuit").ippo[1].shaping) == {
+        "counter_pickup": 0.0,
+        "onion_pass": 2.0,
+    }
 
 
 def test_a_brdiv_source_with_the_ippo_papers_ppo(tmp_path, monkeypatch):
