@@ -553,10 +553,10 @@ def test_a_sources_own_shaping_trains_its_teams_only_and_tags_their_files(tmp_pa
         if src.exists():
             src.rename(tmp_path / f"ippo_mlp_0-s9100-t3200-paper-op2-seat{seat}.safetensors.json")
     assert len(hb._ippo_candidates(rec, env, tmp_path, lambda _msg: None)) == 1
-    assert dict(hb.recipe("counter_circuit").ippo[1].shaping) == {
-        "counter_pickup": 0.0,
-        "onion_pass": 2.0,
-    }
+    cc = hb.recipe("counter_circuit")
+    assert dict(cc.shaping) == {"counter_pickup": 0.0}
+    assert dict(cc.ippo[0].shaping) == {}
+    assert dict(cc.ippo[1].shaping) == {"onion_pass": 2.0}
 
 
 def test_a_brdiv_source_with_the_ippo_papers_ppo(tmp_path, monkeypatch):
