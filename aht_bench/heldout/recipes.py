@@ -240,7 +240,10 @@ V1: dict[str, Recipe] = {
     # forced_coord: with the paper's shaping an IPPO team (paper preset, 1.5M steps, seed 9100)
     # ended at self-play return 0 (benchmarks/results/counter_circuit_ippo_shaping.json).
     # The pass teams: +2 to both seats per onion one seat put on a counter and the other took
-    # off it and put in a pot (PassShapedOvercooked).
+    # off it and put in a pot (PassShapedOvercooked). Best responses use the paper's IPPO
+    # hyperparameters: with the quick ones (750k steps) those to three of the six IPPO teams
+    # (self-play returns 96-172) ended at 0, and one to ippo_mlp_2 still at 0.13 after 3M steps
+    # (benchmarks/results/counter_circuit_best_responses.json).
     # Seed 9150 passed: one seat took 20.9 onions from the pile and put 23.8 on the counter, the
     # other took 19.4 of them and put 19.2 in a pot, self-play return 122.5; with counter pickups
     # paid it stayed at 0 (benchmarks/results/counter_circuit_onion_pass.json). The first pass
@@ -270,6 +273,7 @@ V1: dict[str, Recipe] = {
         ),
         brdiv=None,
         shaping=(("counter_pickup", 0.0),),
+        br_preset="paper",
         paper_bounds=(
             ("ippo_mlp_cc (0, 1, 2)", 204.5),
             ("ippo_mlp_pass (0, 1, 2)", 140.8),
