@@ -533,7 +533,8 @@ EVALUATE_EXIT_CODES_HELP = """\b
 Exit codes:
   0  ok
   1  internal error (a bug in aht-bench)
-  2  usage error (bad option, unknown task or teammate set, agent file missing or not .py)
+  2  usage error (bad option, unknown task or teammate set, agent file missing or not .py,
+     a seed file given twice)
   3  the agent failed to load (incl. load timeout, TASKS without the task, bad JAX policy)
   4  the agent failed while playing (incl. step timeout, crash, out-of-range action)
   5  teammate-set integrity failure (manifest or weight file does not match its sha256)
@@ -565,9 +566,11 @@ class _Progress:
         self._done = done
 
     def close(self) -> None:
+        """End the bar; the next update starts a new one."""
         if self._bar is not None:
             self._bar.__exit__(None, None, None)
             self._bar = None
+            self._done = 0
 
 
 def _literal_tasks(path: Path) -> tuple[str, ...] | None:
@@ -649,12 +652,16 @@ def _resolves(name: str) -> bool:
 
 
 def _print_result(record: dict[str, Any]) -> None:
+    from aht_bench.evaluation.record import agent_files, is_multi_seed
+
     payload = record["payload"]
     members = payload["members"]
     width = max(12, *(len(m["name"]) for m in members))
     conf = int(round(100 * payload["protocol"]["bootstrap"]["confidence"]))
+    seeds = len(agent_files(payload)) if is_multi_seed(payload) else 0
+    over = f" over {seeds} seeds" if seeds else ""
     click.echo(f"{'member':{width}s}  {'lower':>7s}  {'upper':>8s}  {'mean return':>11s}  "
-               f"normalised [{conf}% CI]")  # fmt: skip
+               f"normalised [{conf}% CI{over}]")  # fmt: skip
     for m in members:
         lo, hi = m["normalized"]["ci"]
         click.echo(
@@ -663,10 +670,20 @@ def _print_result(record: dict[str, Any]) -> None:
         )
     n_ep = payload["protocol"]["episodes"]
     n_seat = len(payload["protocol"]["seatings"])
-    click.echo(
-        f"aggregate over {len(members)} member(s) x {n_ep} episodes (each the mean of "
-        f"{n_seat} seating(s)), stratified bootstrap {conf}% CI:"
-    )
+    if seeds:
+        for i, f in enumerate(agent_files(payload)):
+            mean = sum(m["normalized_per_seed"][i] for m in members) / len(members)
+            click.echo(f"seed {i} ({f['file']}): mean normalised score {mean:.3f}")
+        click.echo(
+            f"aggregate over {len(members)} member(s) x {seeds} seeds (each the mean of "
+            f"{n_ep} episodes x {n_seat} seating(s)), stratified bootstrap {conf}% CI over the "
+            f"{seeds} seeds:"
+        )
+    else:
+        click.echo(
+            f"aggregate over {len(members)} member(s) x {n_ep} episodes (each the mean of "
+            f"{n_seat} seating(s)), stratified bootstrap {conf}% CI:"
+        )
     labels = {"mean": "mean", "iqm": "IQM", "median": "median", "worst_case": "worst case"}
     for key, label in labels.items():
         agg = payload["aggregates"][key]
@@ -680,16 +697,19 @@ def _print_result(record: dict[str, Any]) -> None:
         )
 
 
-def _result_paths(out: Path | None, agent: Path, task_id: str, several: bool) -> Path:
+def _result_paths(
+    out: Path | None, agent: Path, task_id: str, several: bool, seeds: int = 1
+) -> Path:
     if out is None:
-        return Path("results") / agent.stem / f"{task_id}.json"
+        name = f"{task_id}-{seeds}seeds.json" if seeds > 1 else f"{task_id}.json"
+        return Path("results") / agent.stem / name
     if several:
         return out / f"{task_id}.json"
     return out
 
 
 @main.command(epilog=EVALUATE_EXIT_CODES_HELP)
-@click.argument("agent", type=click.Path(path_type=Path))
+@click.argument("agent", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--task",
     "task",
@@ -717,7 +737,8 @@ def _result_paths(out: Path | None, agent: Path, task_id: str, several: bool) ->
     type=click.Path(path_type=Path),
     default=None,
     help="Result record (.json; the bar plot goes next to it as .png). With --task all, a "
-    "folder for one <task_id>.json per task. [default: results/<agent>/<task_id>.json]",
+    "folder for one <task_id>.json per task. [default: results/<agent>/<task_id>.json; "
+    "with N seed files results/<first agent>/<task_id>-<N>seeds.json]",
 )
 @click.option(
     "--isolate",
@@ -757,7 +778,7 @@ def _result_paths(out: Path | None, agent: Path, task_id: str, several: bool) ->
 @click.option("--agent-output", is_flag=True, help="Show what an isolated agent prints.")
 @click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
 def evaluate(
-    agent: Path,
+    agent: tuple[Path, ...],
     task: str,
     teammates: str,
     episodes: int,
@@ -781,20 +802,37 @@ def evaluate(
     Prints a table per member and the aggregates, and writes a result record (JSON) and a
     bar plot (PNG). A file with a JAX policy runs jitted; others step by step.
 
+    Several AGENT files are the independently trained seeds of one agent (one task; not
+    with --task all): each plays the same episodes, and the CIs are over the seeds (the
+    paper's runs), each seed's score its mean over episodes and seatings.
+
     \b
     aht-bench evaluate agents/examples/random_agent.py --task forced_coord
     aht-bench evaluate my_agent.py --task all --out results/my_agent/
+    aht-bench evaluate run/policies/final/seed{0,1,2}-ego.safetensors --task lbf
     """
     from aht_bench.evaluation import record as rec
-    from aht_bench.evaluation.evaluate import evaluate_agent_file
+    from aht_bench.evaluation.evaluate import (
+        SeedFilesError,
+        check_seed_files,
+        evaluate_agent_files,
+    )
     from aht_bench.evaluation.gym_runner import UnsupportedSeatingError
     from aht_bench.evaluation.sets import TeammateSetError, TeammateSetIntegrityError, load_set
     from aht_bench.policies.agent_file import AgentLoadError, AgentRuntimeError, check_agent_path
 
     try:
-        path = check_agent_path(agent)
-    except AgentLoadError as e:
+        paths = [check_agent_path(a) for a in agent]
+        check_seed_files(paths)
+    except (AgentLoadError, SeedFilesError) as e:
         raise click.BadParameter(str(e), param_hint="AGENT") from None
+    path = paths[0]
+    if task == "all" and len(paths) > 1:
+        raise click.BadParameter(
+            f"--task all takes one agent file, not {len(paths)}: the seeds of a trained agent "
+            "are evaluated together on one task; pass --task T (once per task)",
+            param_hint="--task",
+        )
     task_ids = _evaluation_tasks(task, teammates, path)
     several = task == "all"
     if out is not None and not several and out.suffix.lower() != ".json":
@@ -815,23 +853,30 @@ def evaluate(
         try:
             eval_set = load_set(task_id, teammates)
             dev = " (DEVELOPMENT set, not heldout v1)" if eval_set.is_development else ""
+            who = path.name
+            if len(paths) > 1:
+                who = f"{len(paths)} seeds of one agent ({', '.join(p.name for p in paths)})"
             click.echo(
-                f"\n{path.name} on {task_id}: {eval_set.teammates.size} teammate(s) of "
+                f"\n{who} on {task_id}: {eval_set.teammates.size} teammate(s) of "
                 f"{eval_set.set_id}{dev}, {episodes} episodes x {len(eval_set.seatings)} "
                 f"seating(s) each, seed {seed}"
             )
 
-            def loaded(kind: str, runner: str) -> None:
+            def loaded(index: int, kind: str, runner: str, bar: _Progress = bar) -> None:
                 how = {
                     "jax": "jitted JAX path",
                     "python": "step by step in this process",
                     "python-isolated": "step by step in a separate process",
                 }[runner]
                 jax_note = ", with a JAX policy" if runner == "jax" else ""
-                click.echo(f"loaded {path.name} ({kind}{jax_note}); running {how}")
+                seed_note = f"seed {index}: " if len(paths) > 1 else ""
+                bar.close()  # a line between two seeds' progress, not inside the bar
+                click.echo(
+                    f"{seed_note}loaded {paths[index].name} ({kind}{jax_note}); running {how}"
+                )
 
-            record = evaluate_agent_file(
-                path,
+            record = evaluate_agent_files(
+                paths,
                 eval_set,
                 num_episodes=episodes,
                 seed=seed,
@@ -842,7 +887,7 @@ def evaluate(
                 on_loaded=loaded,
             )
             bar.close()
-            target = _result_paths(out, path, task_id, several)
+            target = _result_paths(out, path, task_id, several, len(paths))
             rec.write_record(target, record)
             if not no_plot:
                 from aht_bench.evaluation.plots import plot_result
@@ -855,6 +900,9 @@ def evaluate(
         except (TeammateSetError, UnsupportedSeatingError) as e:
             bar.close()
             raise click.BadParameter(str(e), param_hint="--teammates") from None
+        except SeedFilesError as e:
+            bar.close()
+            raise click.BadParameter(str(e), param_hint="AGENT") from None
         except AgentLoadError as e:
             bar.close()
             raise _agent_failed(e, EXIT_AGENT_LOAD, debug) from None

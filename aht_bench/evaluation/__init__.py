@@ -6,8 +6,9 @@
   traced index); `gym_runner`: the step-by-step runner through the Gymnasium shell.
 - `scores`: BRProx normalisation, aggregates (mean, IQM, median, worst case) with stratified
   bootstrap CIs and the probability of improvement (rliable).
-- `evaluate`: `evaluate_agent_file`, `evaluate_policy`, `cross_play`; `record`: result records
-  (JSON with a payload hash); `compare`: tables and plots of several records; `plots`: PNGs.
+- `evaluate`: `evaluate_agent_file`, `evaluate_agent_files` (the training seeds of one agent:
+  CIs over seeds), `evaluate_policy`, `cross_play`; `record`: result records (JSON with a
+  payload hash); `compare`: tables and plots of several records; `plots`: PNGs.
 - `devset`: building the development sets (heuristic members, BR bounds).
 
 May import numpy, jax, rliable, matplotlib, the standard library and aht_bench (envs,
@@ -18,6 +19,7 @@ from aht_bench.evaluation.evaluate import (
     DEFAULT_EPISODES,
     cross_play,
     evaluate_agent_file,
+    evaluate_agent_files,
     evaluate_policy,
 )
 from aht_bench.evaluation.record import ResultFileError, read_record, write_record
@@ -48,6 +50,7 @@ __all__ = [
     "cross_play",
     "default_seatings",
     "evaluate_agent_file",
+    "evaluate_agent_files",
     "evaluate_policy",
     "interval_estimates",
     "load_set",

@@ -3,7 +3,10 @@
 Records are grouped by task and teammate set (task id and manifest sha256): scores against
 different sets or bounds are not comparable. Within a group each record's aggregates are
 tabulated with their CIs, and for each pair (X, Y) the probability of improvement P(X > Y)
-(rliable; runs = episodes, tasks = members) is computed with a stratified bootstrap CI.
+(rliable; tasks = members, runs = episodes for one-file records and training seeds for
+multi-seed ones) is computed with a stratified bootstrap CI. A pair of a one-file and a
+multi-seed record gets none: a seed's mean score and one episode's score are not draws of the
+same thing.
 
 May import numpy, the standard library and aht_bench.evaluation.
 """
@@ -16,14 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from aht_bench.evaluation import scores
-from aht_bench.evaluation.record import score_matrix_of
+from aht_bench.evaluation.record import agent_label, is_multi_seed, score_matrix_of
 
 _HEAD = {"mean": "mean", "iqm": "IQM", "median": "median", "worst_case": "worst case"}
 
 
 def _labels(records: Sequence[tuple[Path, dict[str, Any]]]) -> list[str]:
-    """The agent file name of each record, made unique with the result file when needed."""
-    names = [r["payload"]["agent"]["file"] for _, r in records]
+    """The agent file name of each record (with its seed count when it has several), made
+    unique with the result file when needed."""
+    names = [agent_label(r["payload"]) for _, r in records]
     out = []
     for (path, _), name in zip(records, names, strict=True):
         out.append(name if names.count(name) == 1 else f"{name} ({path})")
@@ -62,9 +66,19 @@ def compare_records(
             ]
             lines.append(f"  {label:{width}s}  " + "  ".join(f"{c:>22s}" for c in cells))
         pairs = []
+        seeded = [is_multi_seed(r["payload"]) for _, r in group]
         if len(group) > 1:
-            lines.append("  probability of improvement P(X > Y) [95% CI]:")
+            runs = "training seeds" if all(seeded) else "episodes" if not any(seeded) else None
+            over = f" (runs = {runs})" if runs else ""
+            lines.append(f"  probability of improvement P(X > Y) [95% CI]{over}:")
         for i, j in combinations(range(len(group)), 2):
+            if seeded[i] != seeded[j]:
+                lines.append(
+                    f"    P({labels[i]} > {labels[j]}): not computed: one record's runs are "
+                    "training seeds, the other's episodes; evaluate both the same way (one "
+                    "file each, or every seed's file)"
+                )
+                continue
             x, y = score_matrix_of(group[i][1]), score_matrix_of(group[j][1])
             poi = scores.probability_of_improvement(x, y, reps=reps, seed=seed)
             pairs.append((labels[i], labels[j], poi))

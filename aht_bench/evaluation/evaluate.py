@@ -1,6 +1,7 @@
 """Evaluating an agent against a teammate set: the library behind `aht-bench evaluate`.
 
     record = evaluate_agent_file("my_agent.py", load_set("forced_coord", "dev"))
+    record = evaluate_agent_files(["seed0.safetensors", "seed1.safetensors"], eval_set)  # seeds
     record = evaluate_policy(policy, params, eval_set, name="my policy")     # a JAX policy
     matrix = cross_play(task_id, rows, cols, seatings, num_episodes=64, seed=0)
 
@@ -12,9 +13,15 @@ member plays `num_episodes` episodes in each seating of the set. The returns are
 normalised with the set's bounds and aggregated with stratified bootstrap CIs (`scores`), and
 the result comes back as a result record (`record`).
 
+Several agent files are the independently trained seeds of one agent (`evaluate_agent_files`):
+each plays exactly what one file would (same episodes, seed and seatings), and the score matrix
+is (seeds, members), each entry a seed's normalised return averaged over its episodes and
+seatings: the CIs are over training seeds, as in the paper (Sec. 6.1).
+
 Errors: `AgentLoadError` / `AgentRuntimeError` (and their timeout subclasses) for the agent,
-`TeammateSetError` / `TeammateSetIntegrityError` for the set; each message names the file and
-the fix.
+`TeammateSetError` / `TeammateSetIntegrityError` for the set, `SeedFilesError` for seed files
+that cannot be one agent (a file twice, two equal files, different runners); each message names
+the file and the fix.
 
 May import numpy, jax, the standard library, aht_bench.envs, aht_bench.policies and
 aht_bench.evaluation.
@@ -25,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +40,13 @@ import numpy as np
 
 from aht_bench.evaluation import rollout, scores
 from aht_bench.evaluation.gym_runner import play_python
-from aht_bench.evaluation.record import library_versions, make_record, member_entries
+from aht_bench.evaluation.record import (
+    RUNS_SEEDS,
+    library_versions,
+    make_record,
+    member_entries,
+    seed_member_entries,
+)
 from aht_bench.evaluation.sets import EvaluationSet
 from aht_bench.policies.agent_file import (
     AgentLoadError,
@@ -54,6 +67,17 @@ SCORE_DEFINITION = (
     "per episode averaged over seatings; aggregates over (episodes x members) with rliable "
     "stratified bootstrap (runs = episodes, tasks = members)"
 )
+SCORE_DEFINITION_SEEDS = (
+    "BRProx: per member (R - lower) / (upper - lower) of the agent's base episode return; "
+    "per training seed (agent file) averaged over its episodes and seatings; aggregates over "
+    "(seeds x members) with rliable stratified bootstrap (runs = training seeds, tasks = "
+    "members)"
+)
+
+
+class SeedFilesError(ValueError):
+    """Agent files given as the seeds of one agent that cannot be: the same file twice, two
+    files with equal contents, or files that run on different runners."""
 
 
 def file_sha256(path: Path) -> str:
@@ -115,6 +139,25 @@ def score_returns(
     return normalized, estimates
 
 
+def _set_block(eval_set: EvaluationSet) -> dict[str, Any]:
+    manifest = eval_set.manifest or {}
+    return {
+        "id": eval_set.set_id,
+        "version": manifest.get("version"),
+        "manifest_sha256": eval_set.manifest_sha256,
+        "development_set": eval_set.is_development,
+    }
+
+
+def _bootstrap_block(estimates: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "reps": estimates["reps"],
+        "confidence": estimates["confidence"],
+        "seed": estimates["bootstrap_seed"],
+        "method": "percentile",
+    }
+
+
 def build_record(
     *,
     agent: dict[str, Any],
@@ -129,29 +172,18 @@ def build_record(
     from aht_bench import __version__
 
     normalized, estimates = score_returns(returns, eval_set, reps, seed)
-    manifest = eval_set.manifest or {}
     payload = {
         "package_version": __version__,
         "libraries": library_versions(),
         "task_id": eval_set.task_id,
         "agent": agent,
-        "teammate_set": {
-            "id": eval_set.set_id,
-            "version": manifest.get("version"),
-            "manifest_sha256": eval_set.manifest_sha256,
-            "development_set": eval_set.is_development,
-        },
+        "teammate_set": _set_block(eval_set),
         "protocol": {
             "episodes": num_episodes,
             "seed": seed,
             "seatings": [list(s) for s in eval_set.seatings],
             "score": SCORE_DEFINITION,
-            "bootstrap": {
-                "reps": estimates["reps"],
-                "confidence": estimates["confidence"],
-                "seed": estimates["bootstrap_seed"],
-                "method": "percentile",
-            },
+            "bootstrap": _bootstrap_block(estimates),
         },
         "members": member_entries(
             eval_set.names,
@@ -159,6 +191,57 @@ def build_record(
             eval_set.upper,
             returns,
             normalized,
+            estimates["members"],
+            eval_set.seatings,
+        ),
+        "aggregates": estimates["aggregates"],
+    }
+    return make_record(payload, meta)
+
+
+def build_seeds_record(
+    *,
+    files: list[dict[str, Any]],
+    runner: str,
+    eval_set: EvaluationSet,
+    returns: np.ndarray,
+    num_episodes: int,
+    seed: int,
+    reps: int,
+    meta: dict[str, Any],
+) -> dict[str, Any]:
+    """The multi-seed result record (see `record`) of `returns` (seeds, members, seatings,
+    episodes) of the agent files `files` ([{"file", "sha256", "kind"}], in seed order)."""
+    from aht_bench import __version__
+
+    if returns.ndim != 4 or returns.shape[0] != len(files) or len(files) < 2:
+        raise ValueError(
+            f"returns of shape {returns.shape} do not match {len(files)} seed files (at least 2)"
+        )
+    normalized = np.stack([scores.normalize(r, eval_set.lower, eval_set.upper) for r in returns])
+    matrix = scores.seed_score_matrix(normalized)
+    estimates = scores.interval_estimates(matrix, reps=reps, seed=seed)
+    payload = {
+        "package_version": __version__,
+        "libraries": library_versions(),
+        "task_id": eval_set.task_id,
+        "agent": {"files": files, "runner": runner},
+        "teammate_set": _set_block(eval_set),
+        "protocol": {
+            "runs": RUNS_SEEDS,
+            "episodes": num_episodes,
+            "seed": seed,
+            "seatings": [list(s) for s in eval_set.seatings],
+            "score": SCORE_DEFINITION_SEEDS,
+            "bootstrap": _bootstrap_block(estimates),
+        },
+        "members": seed_member_entries(
+            eval_set.names,
+            eval_set.lower,
+            eval_set.upper,
+            returns,
+            normalized,
+            matrix,
             estimates["members"],
             eval_set.seatings,
         ),
@@ -223,6 +306,149 @@ def evaluate_agent_file(
     start = time.perf_counter()
     p = check_agent_path(path)
     sha = file_sha256(p)
+    returns, agent_info = _play_agent_file(
+        p, eval_set, num_episodes, seed, isolate, limits, progress, on_loaded
+    )
+    agent = {"file": p.name, "sha256": sha} | agent_info
+    return build_record(
+        agent=agent,
+        eval_set=eval_set,
+        returns=returns,
+        num_episodes=num_episodes,
+        seed=seed,
+        reps=reps,
+        meta=_meta(start, p),
+    )
+
+
+def check_seed_files(paths: list[Path]) -> None:
+    """A `SeedFilesError` when two of the (resolved) seed files are one file or have equal
+    contents: either would count one trained agent twice and narrow the CIs."""
+    digests: dict[str, Path] = {}
+    for i, p in enumerate(paths):
+        if p in paths[:i]:
+            raise SeedFilesError(
+                f"agent file {p} is given twice; pass each training seed's file once"
+            )
+        digest = file_sha256(p)
+        if digest in digests:
+            raise SeedFilesError(
+                f"agent files {digests[digest]} and {p} have the same contents (sha256 "
+                f"{digest[:16]}...): they are one trained agent, not two seeds; pass each "
+                "training seed's file once"
+            )
+        digests[digest] = p
+
+
+def evaluate_agent_files(
+    paths: Sequence[str | os.PathLike[str]],
+    eval_set: EvaluationSet,
+    *,
+    num_episodes: int = DEFAULT_EPISODES,
+    seed: int = 0,
+    isolate: bool = False,
+    limits: dict[str, Any] | None = None,
+    reps: int = scores.DEFAULT_REPS,
+    progress: Progress | None = None,
+    on_loaded: Callable[[int, str, str], None] | None = None,
+) -> dict[str, Any]:
+    """The result record of the agent files `paths`, the independently trained seeds of one
+    agent, in seed order; with one path, exactly `evaluate_agent_file`'s record.
+
+    Every file plays the protocol one file would (`num_episodes`, `seed`, the set's seatings);
+    the (seeds, members) score matrix gives the CIs (the multi-seed form of `record`).
+    `on_loaded(index, kind, runner)` is called as each file is loaded; `progress` counts over
+    all files. Raises `SeedFilesError` for a file given twice, two files with equal contents or
+    files that would run on different runners (checked as each loads, before it plays).
+    """
+    files = [check_agent_path(p) for p in paths]
+    if len(files) == 1:
+        single = None if on_loaded is None else (lambda k, r: on_loaded(0, k, r))
+        return evaluate_agent_file(
+            files[0],
+            eval_set,
+            num_episodes=num_episodes,
+            seed=seed,
+            isolate=isolate,
+            limits=limits,
+            reps=reps,
+            progress=progress,
+            on_loaded=single,
+        )
+    start = time.perf_counter()
+    check_seed_files(files)
+    runners: list[str] = []
+    entries: list[dict[str, Any]] = []
+    returns = []
+    for i, p in enumerate(files):
+
+        def loaded(kind: str, runner: str, i: int = i, p: Path = p) -> None:
+            if runners and runner != runners[0]:
+                raise SeedFilesError(
+                    f"agent file {p.name} runs on the {runner} runner but {files[0].name} on "
+                    f"the {runners[0]} runner: the seeds of one agent must run the same way "
+                    "(the runners draw different start states); pass files of one kind, or "
+                    "--isolate to run every file step by step"
+                )
+            if on_loaded is not None:
+                on_loaded(i, kind, runner)
+
+        played, info = _play_agent_file(
+            p,
+            eval_set,
+            num_episodes,
+            seed,
+            isolate,
+            limits,
+            _seed_progress(progress, i, len(files)),
+            loaded,
+        )
+        runners.append(info["runner"])
+        entries.append({"file": p.name, "sha256": file_sha256(p), "kind": info["kind"]})
+        returns.append(played)
+    return build_seeds_record(
+        files=entries,
+        runner=runners[0],
+        eval_set=eval_set,
+        returns=np.stack(returns),
+        num_episodes=num_episodes,
+        seed=seed,
+        reps=reps,
+        meta=_meta_seeds(start, files),
+    )
+
+
+def _seed_progress(progress: Progress | None, index: int, count: int) -> Progress | None:
+    """Progress of seed file `index` of `count`, as a share of all files (every file plays the
+    same protocol on the same runner, so each reports the same total)."""
+    if progress is None:
+        return None
+
+    def update(done: int, total: int, label: str) -> None:
+        progress(index * total + done, count * total, f"seed {index}: {label}")
+
+    return update
+
+
+def _meta_seeds(start: float, paths: list[Path]) -> dict[str, Any]:
+    return {
+        "created_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "wall_seconds": round(time.perf_counter() - start, 2),
+        "agent_paths": [str(p) for p in paths],
+    }
+
+
+def _play_agent_file(
+    p: Path,
+    eval_set: EvaluationSet,
+    num_episodes: int,
+    seed: int,
+    isolate: bool,
+    limits: dict[str, Any] | None,
+    progress: Progress | None,
+    on_loaded: Callable[[str, str], None] | None,
+) -> tuple[np.ndarray, dict[str, Any]]:
+    """(returns (members, seatings, episodes), {"kind", "runner"}) of the agent file `p`."""
     task_id = eval_set.task_id
     first_seat = eval_set.seatings[0][0]
     specs: dict[int, Any] = {}
@@ -249,44 +475,35 @@ def evaluate_agent_file(
         returns = play_python(
             make_isolated, eval_set, num_episodes, seed, _steps_progress(progress, total_steps)
         )
-        agent_info = {"kind": kind_seen[0] if kind_seen else None, "runner": "python-isolated"}
-    else:
-        loaded = load_agent_file(p, task_id, first_seat, seed=seed, spec=spec(first_seat))
-        if loaded.jax is not None:
-            if on_loaded is not None:
-                on_loaded(loaded.kind, "jax")
-            policy, params = loaded.jax
-            returns = _play_jax(
-                policy, params, eval_set, num_episodes, seed, f"agent file {p.name}", progress
-            )
-            agent_info = {"kind": loaded.kind, "runner": "jax"}
-        else:
-            if on_loaded is not None:
-                on_loaded(loaded.kind, "python")
+        return returns, {
+            "kind": kind_seen[0] if kind_seen else None,
+            "runner": "python-isolated",
+        }
+    loaded = load_agent_file(p, task_id, first_seat, seed=seed, spec=spec(first_seat))
+    if loaded.jax is not None:
+        if on_loaded is not None:
+            on_loaded(loaded.kind, "jax")
+        policy, params = loaded.jax
+        returns = _play_jax(
+            policy, params, eval_set, num_episodes, seed, f"agent file {p.name}", progress
+        )
+        return returns, {"kind": loaded.kind, "runner": "jax"}
+    if on_loaded is not None:
+        on_loaded(loaded.kind, "python")
 
-            def make_in_process(seat: int) -> Any:
-                if seat == first_seat:
-                    return loaded
-                return load_agent_file(p, task_id, seat, seed=seed, spec=spec(seat))
+    def make_in_process(seat: int) -> Any:
+        if seat == first_seat:
+            return loaded
+        return load_agent_file(p, task_id, seat, seed=seed, spec=spec(seat))
 
-            returns = play_python(
-                make_in_process,
-                eval_set,
-                num_episodes,
-                seed,
-                _steps_progress(progress, total_steps),
-            )
-            agent_info = {"kind": loaded.kind, "runner": "python"}
-    agent = {"file": p.name, "sha256": sha} | agent_info
-    return build_record(
-        agent=agent,
-        eval_set=eval_set,
-        returns=returns,
-        num_episodes=num_episodes,
-        seed=seed,
-        reps=reps,
-        meta=_meta(start, p),
+    returns = play_python(
+        make_in_process,
+        eval_set,
+        num_episodes,
+        seed,
+        _steps_progress(progress, total_steps),
     )
+    return returns, {"kind": loaded.kind, "runner": "python"}
 
 
 def _total_steps(eval_set: EvaluationSet, num_episodes: int) -> int:

@@ -2,7 +2,8 @@
 
 Every figure is drawn with matplotlib's Agg backend into memory and written atomically.
 
-May import numpy, matplotlib, the standard library and aht_bench.files.
+May import numpy, matplotlib, the standard library, aht_bench.files and aht_bench.evaluation
+(scores, record).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from aht_bench.evaluation.record import agent_files, agent_label, is_multi_seed
 from aht_bench.evaluation.scores import AGGREGATES
 
 _LABELS = {"mean": "Mean", "iqm": "IQM", "median": "Median", "worst_case": "Worst case"}
@@ -59,10 +61,17 @@ def plot_result(record: dict[str, Any], path: Path) -> None:
     ax.set_xticks(range(len(names)), names, rotation=35, ha="right", fontsize=8)
     ax.set_ylabel("normalised return (BRProx)")
     conf = int(round(100 * payload["protocol"]["bootstrap"]["confidence"]))
+    episodes = payload["protocol"]["episodes"]
+    if is_multi_seed(payload):
+        seeds = len(agent_files(payload))
+        protocol = (
+            f"{seeds} seeds x {episodes} episodes per seating, {conf}% bootstrap CIs over seeds"
+        )
+    else:
+        protocol = f"{episodes} episodes per seating, {conf}% bootstrap CIs"
     ax.set_title(
-        f"{payload['agent']['file']} on {payload['task_id']}\n"
-        f"teammates {payload['teammate_set']['id']}, {payload['protocol']['episodes']} "
-        f"episodes per seating, {conf}% bootstrap CIs",
+        f"{agent_label(payload)} on {payload['task_id']}\n"
+        f"teammates {payload['teammate_set']['id']}, {protocol}",
         fontsize=9,
     )
     ax.set_ylim(min(0.0, float(np.min(v - err[0])) - 0.05), max(1.1, float(np.max(v + err[1]))))

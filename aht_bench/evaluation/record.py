@@ -16,6 +16,23 @@ evaluation (no time stamps, no paths), so evaluating an agent twice gives the sa
 `payload_sha256`. The canonical JSON is `json.dumps(payload, sort_keys=True,
 separators=(",", ":"), allow_nan=False)` in UTF-8.
 
+Two forms share format version 1. A record of one agent file has runs = episodes (no
+`protocol.runs`; `agent.file`, `agent.sha256`, `members[].returns`; `meta.agent_path`). A
+record of several agent files, the independently trained seeds of one agent, has runs =
+training seeds, as in the paper, and says so with `protocol.runs == "seeds"`:
+
+    agent      {"files": [{"file", "sha256", "kind"}, ...] in seed order, "runner"}
+    members[]  "returns_per_seed": [{"<seats>": [per episode]}, ...] (one per seed),
+               "normalized_per_seed": [each seed's mean normalised score], and "normalized"
+               {value, ci} with the CI over seeds (the other member fields as in one-file records)
+    meta       "agent_paths" instead of "agent_path"
+
+Each seed plays exactly the protocol of a one-file evaluation (same episodes, seed, seatings),
+so `returns_per_seed[i]` is what evaluating file i alone records. A multi-seed record has no
+`agent.file`, `agent.sha256` or `members[].returns`: a reader that does not know the form fails
+on it instead of taking one seed's returns for the whole. Read both forms through
+`is_multi_seed`, `agent_files`, `agent_label`, `returns_of` and `score_matrix_of`.
+
 May import numpy, the standard library and aht_bench.files.
 """
 
@@ -32,6 +49,7 @@ import numpy as np
 
 FORMAT = "aht-bench-result"
 FORMAT_VERSION = 1
+RUNS_SEEDS = "seeds"  # protocol.runs of a multi-seed record
 _LIBRARIES = ("jax", "jaxlib", "numpy", "rliable", "jaxmarl", "jumanji")
 
 
@@ -89,6 +107,44 @@ def member_entries(
     return entries
 
 
+def seed_member_entries(
+    names: tuple[str, ...],
+    lower: np.ndarray,
+    upper: np.ndarray,
+    returns: np.ndarray,
+    normalized: np.ndarray,
+    matrix: np.ndarray,
+    member_estimates: list[dict[str, Any]],
+    seatings: tuple[tuple[int, ...], ...],
+) -> list[dict[str, Any]]:
+    """One entry per member of a multi-seed record: `returns` and `normalized` are (seeds,
+    members, seatings, episodes), `matrix` the (seeds, members) score matrix."""
+    entries = []
+    for m, name in enumerate(names):
+        entries.append(
+            {
+                "name": name,
+                "lower": float(lower[m]),
+                "upper": float(upper[m]),
+                "mean_return": float(np.mean(returns[:, m])),
+                "mean_return_per_seating": [
+                    float(np.mean(returns[:, m, i])) for i in range(len(seatings))
+                ],
+                "normalized": member_estimates[m],
+                "normalized_per_seed": [float(x) for x in matrix[:, m]],
+                "max_normalized_episode": float(np.max(normalized[:, m])),
+                "returns_per_seed": [
+                    {
+                        ",".join(str(s) for s in seating): [float(r) for r in seed[m, i]]
+                        for i, seating in enumerate(seatings)
+                    }
+                    for seed in returns
+                ],
+            }
+        )
+    return entries
+
+
 def make_record(payload: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
     return {
         "format": FORMAT,
@@ -133,11 +189,61 @@ def read_record(path: str | os.PathLike[str]) -> dict[str, Any]:
     return record
 
 
+def is_multi_seed(payload: dict[str, Any]) -> bool:
+    """Whether a payload is the multi-seed form (runs = training seeds)."""
+    return payload["protocol"].get("runs") == RUNS_SEEDS
+
+
+def agent_files(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """The agent files of a payload, in seed order: [{"file", "sha256", ...}] (one entry for a
+    one-file record)."""
+    agent = payload["agent"]
+    return list(agent["files"]) if is_multi_seed(payload) else [agent]
+
+
+def agent_label(payload: dict[str, Any]) -> str:
+    """The agent's name in tables: its file name, with the seed count when there are several."""
+    files = agent_files(payload)
+    first = files[0]["file"]
+    return first if len(files) == 1 else f"{first} ({len(files)} seeds)"
+
+
+def returns_of(payload: dict[str, Any]) -> np.ndarray:
+    """Every per-episode return: float64 (files, members, seatings, episodes), one file for a
+    one-file record, the seatings in `protocol.seatings` order."""
+    keys = [",".join(str(s) for s in seating) for seating in payload["protocol"]["seatings"]]
+    members = payload["members"]
+    if is_multi_seed(payload):
+        per_file = [
+            [[seed[k] for k in keys] for seed in m["returns_per_seed"]] for m in members
+        ]  # (members, files, seatings, episodes)
+        return np.asarray(per_file, np.float64).transpose(1, 0, 2, 3)
+    return np.asarray([[[m["returns"][k] for k in keys] for m in members]], np.float64)
+
+
+def episode_score_matrices(record: dict[str, Any]) -> np.ndarray:
+    """(files, episodes, members): per agent file, each episode's normalised return averaged
+    over seatings, the runs = episodes matrix a one-file evaluation of that file scores."""
+    payload = record["payload"]
+    members = payload["members"]
+    lower = np.array([m["lower"] for m in members], np.float64)[None, :, None, None]
+    span = np.array([m["upper"] - m["lower"] for m in members], np.float64)[None, :, None, None]
+    normalized = (returns_of(payload) - lower) / span  # (F, M, S, E)
+    return normalized.mean(axis=2).transpose(0, 2, 1)
+
+
 def score_matrix_of(record: dict[str, Any]) -> np.ndarray:
-    """The (episodes, members) score matrix of a record: each episode's normalised return
-    averaged over seatings (`aht_bench.evaluation.scores.score_matrix`)."""
+    """The (runs, members) score matrix of a record, the one its CIs were computed over.
+
+    One agent file: (episodes, members), each episode's normalised return averaged over
+    seatings (`aht_bench.evaluation.scores.score_matrix`). Several (`protocol.runs` "seeds"):
+    (seeds, members), each seed's normalised return averaged over its episodes and seatings
+    (`scores.seed_score_matrix`)."""
+    payload = record["payload"]
+    if is_multi_seed(payload):
+        return episode_score_matrices(record).mean(axis=1)
     rows = []
-    for member in record["payload"]["members"]:
+    for member in payload["members"]:
         returns = np.asarray(list(member["returns"].values()), np.float64)  # (S, E)
         span = member["upper"] - member["lower"]
         rows.append(((returns - member["lower"]) / span).mean(axis=0))

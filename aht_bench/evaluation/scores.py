@@ -7,13 +7,16 @@ estimate); aggregates are rliable's: the mean (the paper's main metric; the mean
 per-member means), the interquartile mean (over all runs x members), the median (of the
 per-member means), plus the worst case (the lowest per-member mean), each with a 95%
 stratified bootstrap confidence interval from rliable (Agarwal et al. 2021): resampling runs
-with replacement within each teammate. The paper's runs are training seeds; for one agent file
-the runs are the evaluation episodes, so the intervals measure how much the scores move with
-other episodes, not with other training seeds.
+with replacement within each teammate. The paper's runs are training seeds ("the bootstrap
+samples over training seeds within each evaluation task"): with one agent file per seed the
+runs are the seeds (`seed_score_matrix`); for one agent file they are the evaluation episodes
+(`score_matrix`), so the intervals measure how much the scores move with other episodes, not
+with other training seeds.
 
-Score matrices are `(runs, members)`, rliable's `(num_runs, num_tasks)`. An entry is an
-episode's normalised return averaged over the seatings (the same episode index in every
-seating shares its start state, see `rollout`).
+Score matrices are `(runs, members)`, rliable's `(num_runs, num_tasks)`. Runs = episodes: an
+entry is an episode's normalised return averaged over the seatings (the same episode index in
+every seating shares its start state, see `rollout`). Runs = seeds: an entry is a seed's
+normalised return averaged over its episodes and seatings.
 
 rliable draws its resampling indices from NumPy's global generator (`np.random.choice`), so the
 bootstrap functions seed it from `seed` and restore its state afterwards: same scores and seed,
@@ -65,6 +68,18 @@ def score_matrix(normalized: np.ndarray) -> np.ndarray:
             f"{normalized.shape}"
         )
     return normalized.mean(axis=1).T
+
+
+def seed_score_matrix(normalized: np.ndarray) -> np.ndarray:
+    """(seeds, members) from normalised returns (seeds, members, seatings, episodes): each
+    seed's mean over its episodes and seatings, the paper's run = training seed."""
+    normalized = np.asarray(normalized, np.float64)
+    if normalized.ndim != 4:
+        raise ValueError(
+            f"expected normalised returns of shape (seeds, members, seatings, episodes), got "
+            f"{normalized.shape}"
+        )
+    return normalized.mean(axis=(2, 3))
 
 
 def worst_case(scores: np.ndarray) -> float:

@@ -7,7 +7,8 @@
 Errors: `EntryError` for input that is not a result record, a bad name or an entry that exists
 (usage errors); `Rejected` (with its `Report`) for a record that fails a check.
 
-May import the standard library and aht_bench.leaderboard (aht_bench.evaluation through it).
+May import the standard library, aht_bench.evaluation.record and aht_bench.leaderboard
+(aht_bench.evaluation through it).
 """
 
 from __future__ import annotations
@@ -15,19 +16,20 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from aht_bench.evaluation.record import RUNS_SEEDS, agent_files
 from aht_bench.leaderboard import render
 from aht_bench.leaderboard.checks import Problem, Report, check_entry, schema_errors
 from aht_bench.leaderboard.entries import (
-    BLOCK,
     EntryError,
     EntryExistsError,
     check_description,
     check_name,
     entries_folder,
+    entry_agent_paths,
     entry_paths,
     entry_slug,
     leaderboard_root,
@@ -57,7 +59,7 @@ def submit(
     name: str,
     description: str,
     *,
-    agent: Path | None = None,
+    agent: Path | Sequence[Path] | None = None,
     replace: bool = False,
     root: Path | None = None,
     repo: Path | None = None,
@@ -67,35 +69,58 @@ def submit(
 
     `agent` is the agent file the record was made with, when its recorded path
     (`meta.agent_path`) does not find it in the repository; it must match the record's sha256.
+    For a multi-seed record, the files of every seed in seed order (recorded paths:
+    `meta.agent_paths`).
     """
     repo = repo or repo_root()
     record = read_json(result)
     name = check_name(name)
     description = check_description(description)
+    recorded = _recorded_files(record)
+    seeded = _is_seeded(record)
     extra: list[Problem] = []
+    agent_paths: list[str | None]
     if agent is not None:
-        if not agent.is_file():
+        given = [agent] if isinstance(agent, Path) else list(agent)
+        if seeded and len(given) != len(recorded):
             raise EntryError(
-                f"--agent {agent}: no such file; pass the agent file the record was made with"
+                f"--agent: the record holds {len(recorded)} seeds' agent files; pass --agent "
+                f"once per seed, in the record's seed order (got {len(given)})"
             )
-        agent_path = repo_relative(agent, repo)
-        payload = record.get("payload")
-        info = payload.get("agent") if isinstance(payload, dict) else None
-        recorded = info.get("sha256") if isinstance(info, dict) else None
-        digest = hashlib.sha256(agent.read_bytes()).hexdigest()
-        if agent_path is None and digest != recorded:  # inside the repo, check_entry says it
-            extra.append(
-                Problem(
-                    "agent_hash",
-                    f"agent hash mismatch: {agent} (sha256 {digest[:16]}...) is not the file "
-                    f"the record was made with ({str(recorded)[:16]}...); pass that file to "
-                    "--agent, or evaluate this one and submit its record",
+        if not seeded and len(given) != 1:
+            raise EntryError(f"--agent: the record is of one agent file; got {len(given)}")
+        agent_paths = []
+        for i, path in enumerate(given):
+            if not path.is_file():
+                raise EntryError(
+                    f"--agent {path}: no such file; pass the agent file the record was made with"
                 )
-            )
+            agent_paths.append(repo_relative(path, repo))
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            sha = recorded[i] if i < len(recorded) else None
+            if agent_paths[-1] is None and digest != sha:  # inside the repo, check_entry says it
+                what = f"seed {i}'s file" if seeded else "the file"
+                extra.append(
+                    Problem(
+                        "agent_hash",
+                        f"agent hash mismatch: {path} (sha256 {digest[:16]}...) is not {what} "
+                        f"the record was made with ({str(sha)[:16]}...); pass that file to "
+                        "--agent, or evaluate this one and submit its record",
+                    )
+                )
     else:
         meta = record.get("meta")
-        agent_path = locate_agent(meta.get("agent_path") if isinstance(meta, dict) else None, repo)
-    entry = make_entry(record, name, description, agent_path)
+        meta = meta if isinstance(meta, dict) else {}
+        if seeded:
+            recorded_paths = meta.get("agent_paths")
+            if not isinstance(recorded_paths, list):
+                recorded_paths = [None] * len(recorded)
+            agent_paths = [
+                locate_agent(p if isinstance(p, str) else None, repo) for p in recorded_paths
+            ]
+        else:
+            agent_paths = [locate_agent(meta.get("agent_path"), repo)]
+    entry = make_entry(record, name, description, agent_paths if seeded else agent_paths[0])
     report = check_entry(entry, repo=repo)
     report.problems += extra
     if not report.ok:
@@ -110,6 +135,27 @@ def submit(
         )
     write_entry(target, entry)
     return target, entry, report
+
+
+def _is_seeded(record: dict[str, Any]) -> bool:
+    """Whether a record, not yet checked, says it is of several seeds' agent files."""
+    payload = record.get("payload")
+    protocol = payload.get("protocol") if isinstance(payload, dict) else None
+    return isinstance(protocol, dict) and protocol.get("runs") == RUNS_SEEDS
+
+
+def _recorded_files(record: dict[str, Any]) -> list[Any]:
+    """The sha256 of each agent file a record, not yet checked, names (None where missing)."""
+    payload = record.get("payload")
+    agent = payload.get("agent") if isinstance(payload, dict) else None
+    if not isinstance(agent, dict):
+        return []
+    if not _is_seeded(record):
+        return [agent.get("sha256")]
+    files = agent.get("files")
+    if not isinstance(files, list):
+        return []
+    return [f.get("sha256") if isinstance(f, dict) else None for f in files]
 
 
 @dataclasses.dataclass
@@ -145,15 +191,14 @@ def verify(
     entry = read_json(path)
     report = check_entry(entry, repo=repo)
     out = Verification(path, entry, report)
-    agent_path = entry[BLOCK]["agent_path"] if report.ok else None
+    missing = _missing_agent(entry, repo) if report.ok else None
     if not rerun:
         out.rerun_skipped = "not re-run (--no-rerun)"
     elif not report.ok:
         out.rerun_skipped = "not re-run: the checks above failed"
-    elif agent_path is None or not (repo / agent_path).is_file():
+    elif missing is not None:
         out.rerun_skipped = (
-            f"not re-run: the agent file {agent_path or entry['payload']['agent']['file']} is "
-            "not in this repository (schema, score and hash checks only)"
+            f"not re-run: {missing} is not in this repository (schema, score and hash checks only)"
         )
     if on_checked is not None:
         on_checked(out)
@@ -165,6 +210,18 @@ def verify(
     except RerunError as e:
         out.rerun_error = str(e)
     return out
+
+
+def _missing_agent(entry: dict[str, Any], repo: Path) -> str | None:
+    """Which agent file of a checked entry is not in the repository ("the agent file x", or
+    "seed i's agent file x"), or None when all are: a re-run needs every seed's file."""
+    paths = entry_agent_paths(entry)
+    files = agent_files(entry["payload"])
+    for i, (rel, file) in enumerate(zip(paths, files, strict=True)):
+        if rel is None or not (repo / rel).is_file():
+            who = "the agent file" if len(paths) == 1 else f"seed {i}'s agent file"
+            return f"{who} {rel or file['file']}"
+    return None
 
 
 def load_entries(root: Path | None = None) -> list[tuple[str, dict[str, Any]]]:

@@ -6,15 +6,20 @@
 In order, each a `Problem` whose `kind` names it and whose message names the fix:
 
 1. `schema`: the record has every field `aht-bench evaluate` writes, of the right type, and
-   the `leaderboard` block is well formed. Nothing else runs on a record that fails it.
+   the `leaderboard` block is well formed; a multi-seed record (`protocol.runs` "seeds") has
+   its per-seed fields (`agent.files`, `members[].returns_per_seed` and `normalized_per_seed`,
+   the block's `agent_paths`), one per seed, and no agent file twice. Nothing else runs on a
+   record that fails it.
 2. `heldout_version`: the teammate set is a heldout version shipped in heldout/<task_id>/
    (development sets are refused); `heldout_integrity`: the shipped set passes its own sha256
    check; `heldout_hash`: the record's manifest sha256 is the shipped manifest's;
    `heldout_set`: the set id, members, their bounds and the seatings are the shipped ones.
 3. `score`: every score the record states is recomputed from its per-episode returns and the
-   bounds, as the evaluator computes them: per-member means and normalised scores, then the
-   aggregates with their bootstrap CIs (same resamples and seed), to 1e-9 relative.
-4. `agent_hash`: when the entry's agent file is in the repository, its sha256 is the record's.
+   bounds, as the evaluator computes them: per-member means and normalised scores (and each
+   seed's score in a multi-seed record), then the aggregates with their bootstrap CIs (same
+   resamples and seed; over seeds in a multi-seed record), to 1e-9 relative.
+4. `agent_hash`: each of the entry's agent files that is in the repository has the record's
+   sha256 (one file, or every seed's).
 5. `payload_hash`: `payload_sha256` is the hash of the payload (anything else edited).
 
 The checks after the schema all run, so one report lists every problem.
@@ -35,8 +40,22 @@ from typing import Any
 import numpy as np
 
 from aht_bench.evaluation import scores
-from aht_bench.evaluation.record import FORMAT, FORMAT_VERSION, payload_sha256
-from aht_bench.leaderboard.entries import BLOCK, MAX_DESCRIPTION, MAX_NAME, repo_root
+from aht_bench.evaluation.record import (
+    FORMAT,
+    FORMAT_VERSION,
+    RUNS_SEEDS,
+    agent_files,
+    is_multi_seed,
+    payload_sha256,
+    returns_of,
+)
+from aht_bench.leaderboard.entries import (
+    BLOCK,
+    MAX_DESCRIPTION,
+    MAX_NAME,
+    entry_agent_paths,
+    repo_root,
+)
 
 REEVALUATE = (
     "evaluate the agent again (`aht-bench evaluate AGENT --task TASK --out result.json`) and "
@@ -187,6 +206,26 @@ def _agent_path(v: Any) -> str | None:
     return None if ok else "null or a path relative to the repository, e.g. agents/x/agent.py"
 
 
+def _seed_files(v: Any) -> str | None:
+    ok = (
+        isinstance(v, list)
+        and len(v) >= 2
+        and all(
+            isinstance(f, dict)
+            and _text(f.get("file")) is None
+            and _sha256(f.get("sha256")) is None
+            and "kind" in f
+            and _text_or_null(f["kind"]) is None
+            for f in v
+        )
+    )
+    return None if ok else "a list of 2 or more agent files, each {file, sha256, kind}"
+
+
+def _list(v: Any) -> str | None:
+    return None if isinstance(v, list) else "a list, one item per seed"
+
+
 def _one_line(limit: int) -> Check:
     def check(v: Any) -> str | None:
         ok = isinstance(v, str) and 0 < len(v.strip()) and len(v) <= limit
@@ -238,6 +277,19 @@ _MEMBER_SPEC: dict[str, Any] = {
     "max_normalized_episode": _number,
     "returns": _mapping,
 }
+# The multi-seed form (record.py): per-seed files, returns and scores.
+_SEEDS_ENTRY_SPEC: dict[str, Any] = _ENTRY_SPEC | {
+    BLOCK: {
+        "name": _ENTRY_SPEC[BLOCK]["name"],
+        "description": _ENTRY_SPEC[BLOCK]["description"],
+        "agent_paths": _list,
+    },
+    "payload": _ENTRY_SPEC["payload"] | {"agent": {"files": _seed_files, "runner": _text}},
+}
+_SEEDS_MEMBER_SPEC: dict[str, Any] = {k: v for k, v in _MEMBER_SPEC.items() if k != "returns"} | {
+    "normalized_per_seed": _list,
+    "returns_per_seed": _list,
+}
 
 
 def _walk(value: Any, spec: Any, where: str, errors: list[str]) -> None:
@@ -271,7 +323,19 @@ def schema_errors(entry: Any) -> list[tuple[str, str]]:
     errors: list[str] = []
     if not isinstance(entry, dict) or entry.get("format") != FORMAT:
         return [(f'the file has no "format": "{FORMAT}"', REEVALUATE)]
-    _walk(entry, _ENTRY_SPEC, "entry", errors)
+    payload = entry.get("payload")
+    protocol = payload.get("protocol") if isinstance(payload, dict) else None
+    runs = protocol.get("runs") if isinstance(protocol, dict) else None
+    seeded = runs == RUNS_SEEDS
+    _walk(entry, _SEEDS_ENTRY_SPEC if seeded else _ENTRY_SPEC, "entry", errors)
+    if runs is not None and not seeded:
+        errors.append(
+            f"entry.payload.protocol.runs should be {RUNS_SEEDS!r} (a multi-seed record) or "
+            f"absent (one agent file), not {_show(runs)}"
+        )
+    files = _checked_files(payload) if seeded else None
+    if seeded and files is not None:
+        errors += _seed_file_errors(entry, files)
     block_errors = [e for e in errors if e.startswith(f"entry.{BLOCK}")]
     out = [(e.removeprefix("entry."), REEVALUATE) for e in errors if e not in block_errors]
     block_fix = "submit the result record again with `aht-bench leaderboard submit`"
@@ -280,13 +344,12 @@ def schema_errors(entry: Any) -> list[tuple[str, str]]:
         out.append(
             (f"format_version is {entry['format_version']!r}, not {FORMAT_VERSION}", REEVALUATE)
         )
-    payload = entry.get("payload")
-    protocol = payload.get("protocol") if isinstance(payload, dict) else None
     if not (
         isinstance(payload, dict)
         and isinstance(protocol, dict)
         and _positive(protocol.get("episodes")) is None
         and _seatings(protocol.get("seatings")) is None
+        and (not seeded or files is not None)
     ):
         return out[:10]  # the members cannot be checked without these
     members = payload.get("members")
@@ -298,7 +361,7 @@ def schema_errors(entry: Any) -> list[tuple[str, str]]:
     for i, member in enumerate(members):
         where = f"payload.members[{i}]"
         member_errors: list[str] = []
-        _walk(member, _MEMBER_SPEC, where, member_errors)
+        _walk(member, _SEEDS_MEMBER_SPEC if seeded else _MEMBER_SPEC, where, member_errors)
         out += [(e, REEVALUATE) for e in member_errors]
         if member_errors:
             continue
@@ -311,29 +374,84 @@ def schema_errors(entry: Any) -> list[tuple[str, str]]:
             out.append(
                 (f"{where}.mean_return_per_seating should be {len(keys)} numbers", REEVALUATE)
             )
-        returns = member["returns"]
-        if sorted(returns) != sorted(keys):
+        if files is None:
+            problems = _returns_errors(member["returns"], keys, episodes, f"{where}.returns")
+            out += [(e, REEVALUATE) for e in problems]
+            continue
+        n = len(files)
+        per_seed = member["normalized_per_seed"]
+        if len(per_seed) != n or any(_number(x) is not None for x in per_seed):
             out.append(
                 (
-                    f"{where}.returns should have the seatings {keys} as keys, not "
-                    f"{sorted(returns)}",
+                    f"{where}.normalized_per_seed should be {n} numbers, one per seed "
+                    "(payload.agent.files)",
+                    REEVALUATE,
+                )
+            )
+        seeds = member["returns_per_seed"]
+        if len(seeds) != n:
+            out.append(
+                (
+                    f"{where}.returns_per_seed should hold {n} seeds' returns "
+                    f"(payload.agent.files), not {len(seeds)}",
                     REEVALUATE,
                 )
             )
             continue
-        for key in keys:
-            r = returns[key]
-            if not (
-                isinstance(r, list) and len(r) == episodes and all(_number(x) is None for x in r)
-            ):
-                out.append(
-                    (
-                        f"{where}.returns[{key!r}] should be {episodes} numbers "
-                        "(protocol.episodes), one per episode",
-                        REEVALUATE,
-                    )
-                )
+        for f, returns in enumerate(seeds):
+            at = f"{where}.returns_per_seed[{f}]"
+            if not isinstance(returns, dict):
+                out.append((f"{at} should be an object, not {_show(returns)}", REEVALUATE))
+                continue
+            out += [(e, REEVALUATE) for e in _returns_errors(returns, keys, episodes, at)]
     return out[:10]
+
+
+def _returns_errors(
+    returns: dict[str, Any], keys: list[str], episodes: int, where: str
+) -> list[str]:
+    """What is wrong with the per-seating per-episode returns `returns` ({"<seats>": [...]})."""
+    if sorted(returns) != sorted(keys):
+        return [f"{where} should have the seatings {keys} as keys, not {sorted(returns)}"]
+    out = []
+    for key in keys:
+        r = returns[key]
+        if not (isinstance(r, list) and len(r) == episodes and all(_number(x) is None for x in r)):
+            out.append(
+                f"{where}[{key!r}] should be {episodes} numbers (protocol.episodes), one per "
+                "episode"
+            )
+    return out
+
+
+def _checked_files(payload: Any) -> list[dict[str, Any]] | None:
+    """A multi-seed payload's agent files when well formed (else None)."""
+    agent = payload.get("agent") if isinstance(payload, dict) else None
+    files = agent.get("files") if isinstance(agent, dict) else None
+    return files if _seed_files(files) is None else None
+
+
+def _seed_file_errors(entry: dict[str, Any], files: list[dict[str, Any]]) -> list[str]:
+    """A file given twice (one trained agent counted as two seeds) and a block whose
+    `agent_paths` do not match the files."""
+    errors = []
+    first: dict[str, int] = {}
+    for i, f in enumerate(files):
+        j = first.setdefault(f["sha256"], i)
+        if j != i:
+            errors.append(
+                f"entry.payload.agent.files[{i}].sha256 repeats files[{j}]'s: one agent file "
+                "counted as two seeds; evaluate each training seed's file once"
+            )
+    block = entry.get(BLOCK)
+    paths = block.get("agent_paths") if isinstance(block, dict) else None
+    if isinstance(paths, list):
+        if len(paths) != len(files) or any(_agent_path(x) is not None for x in paths):
+            errors.append(
+                f"entry.{BLOCK}.agent_paths should be {len(files)} items, one per seed "
+                "(payload.agent.files), each null or a path relative to the repository"
+            )
+    return errors
 
 
 # --- heldout set -----------------------------------------------------------------------------
@@ -451,7 +569,7 @@ def _set_problems(
 _ESTIMATES: dict[tuple[Any, ...], dict[str, Any]] = {}  # bootstrap results by input, this process
 
 
-def _estimates(matrix: np.ndarray, reps: int, seed: int, confidence: float) -> dict[str, Any]:
+def cached_estimates(matrix: np.ndarray, reps: int, seed: int, confidence: float) -> dict[str, Any]:
     """`scores.interval_estimates`, remembered: the bootstrap takes seconds, and `submit`,
     `verify` and the tests check the same returns more than once."""
     key = (hashlib.sha256(matrix.tobytes()).hexdigest(), matrix.shape, reps, seed, confidence)
@@ -469,31 +587,38 @@ def _close(stated: float, computed: float) -> bool:
 
 
 def _score_problems(payload: dict[str, Any]) -> list[Problem]:
-    """Recompute what the evaluator derives from the returns (`evaluate.build_record`)."""
+    """Recompute what the evaluator derives from the returns (`evaluate.build_record`, and
+    `build_seeds_record` for a multi-seed record)."""
     members = payload["members"]
-    keys = [seating_key(s) for s in payload["protocol"]["seatings"]]
-    returns = np.array([[m["returns"][k] for k in keys] for m in members], np.float64)  # (M,S,E)
+    returns = returns_of(payload)  # (files, members, seatings, episodes)
     lower = np.array([m["lower"] for m in members], np.float64)
     upper = np.array([m["upper"] for m in members], np.float64)
     try:
-        normalized = scores.normalize(returns, lower, upper)
+        normalized = np.stack([scores.normalize(r, lower, upper) for r in returns])
     except ValueError as e:
         return [Problem("score", f"the scores cannot be recomputed: {e}; {REEVALUATE}")]
     stated: list[tuple[str, float, float]] = []  # (field, in the record, recomputed)
+    if is_multi_seed(payload):
+        matrix = scores.seed_score_matrix(normalized)
+        for i, m in enumerate(members):  # first, so that a changed return names its seed
+            for f, value in enumerate(m["normalized_per_seed"]):
+                where = f"payload.members[{i}].normalized_per_seed[{f}]"
+                stated.append((where, value, float(matrix[f, i])))
+    else:
+        matrix = scores.score_matrix(normalized[0])
     for i, m in enumerate(members):
         where = f"payload.members[{i}]"
-        stated.append((f"{where}.mean_return", m["mean_return"], float(np.mean(returns[i]))))
+        stated.append((f"{where}.mean_return", m["mean_return"], float(np.mean(returns[:, i]))))
         for s, value in enumerate(m["mean_return_per_seating"]):
-            computed = float(np.mean(returns[i, s]))
+            computed = float(np.mean(returns[:, i, s]))
             stated.append((f"{where}.mean_return_per_seating[{s}]", value, computed))
         stated.append(
             (
                 f"{where}.max_normalized_episode",
                 m["max_normalized_episode"],
-                float(np.max(normalized[i])),
+                float(np.max(normalized[:, i])),
             )
         )
-    matrix = scores.score_matrix(normalized)
     points = {name: _aggregate_point(name, matrix) for name in scores.AGGREGATES}
     for name, value in points.items():
         stated.append(
@@ -505,7 +630,7 @@ def _score_problems(payload: dict[str, Any]) -> list[Problem]:
     wrong = [(f, a, b) for f, a, b in stated if not _close(a, b)]
     if not wrong:  # the points agree: check the intervals too (the bootstrap costs seconds)
         boot = payload["protocol"]["bootstrap"]
-        est = _estimates(matrix, boot["reps"], boot["seed"], boot["confidence"])
+        est = cached_estimates(matrix, boot["reps"], boot["seed"], boot["confidence"])
         pairs = [
             (f"payload.aggregates.{n}", payload["aggregates"][n], est["aggregates"][n])
             for n in scores.AGGREGATES
@@ -551,18 +676,32 @@ def _aggregate_point(name: str, matrix: np.ndarray) -> float:
 
 
 def _check_agent(entry: dict[str, Any], repo: Path, report: Report) -> None:
-    rel = entry[BLOCK]["agent_path"]
-    recorded = entry["payload"]["agent"]["sha256"]
+    files = agent_files(entry["payload"])
+    if len(files) == 1:
+        _check_agent_file(entry[BLOCK]["agent_path"], files[0], None, repo, report)
+        return
+    for i, (rel, file) in enumerate(zip(entry_agent_paths(entry), files, strict=True)):
+        _check_agent_file(rel, file, i, repo, report)
+
+
+def _check_agent_file(
+    rel: str | None, file: dict[str, Any], seed: int | None, repo: Path, report: Report
+) -> None:
+    """The hash check of one agent file: the only one (`seed` None) or seed `seed`'s."""
+    who = "agent file" if seed is None else f"seed {seed}'s agent file"
+    the_who = "the agent file" if seed is None else who
+    field = "payload.agent" if seed is None else f"payload.agent.files[{seed}]"
+    recorded = file["sha256"]
     if rel is None:
         report.notes.append(
-            f"the agent file {entry['payload']['agent']['file']} is not in this repository: "
-            "schema, score and hash checks only (no agent hash, no re-run)"
+            f"{the_who} {file['file']} is not in this repository: schema, score and hash "
+            "checks only (no agent hash, no re-run)"
         )
         return
     path = repo / rel
     if not path.is_file():
         report.notes.append(
-            f"the agent file {rel} named by the entry is not in this repository: schema, score "
+            f"{the_who} {rel} named by the entry is not in this repository: schema, score "
             "and hash checks only (no agent hash, no re-run)"
         )
         return
@@ -571,11 +710,11 @@ def _check_agent(entry: dict[str, Any], repo: Path, report: Report) -> None:
         report.problems.append(
             Problem(
                 "agent_hash",
-                f"agent hash mismatch: payload.agent.sha256 {recorded[:16]}... is not the sha256 "
+                f"agent hash mismatch: {field}.sha256 {recorded[:16]}... is not the sha256 "
                 f"of {rel} in the repository ({digest[:16]}...): the record was made with "
                 f"another version of the file, or edited; evaluate {rel} as it is now and "
                 "submit that record (with --replace to update an entry)",
             )
         )
         return
-    report.passed.append(f"agent file {rel}: sha256 matches")
+    report.passed.append(f"{who} {rel}: sha256 matches")

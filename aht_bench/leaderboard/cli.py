@@ -9,7 +9,8 @@ internal error (the message says so); 2 usage error or bad input (bad option, a 
 a result record, an entry that exists without --replace, an unknown entry). Errors print lines
 starting with `error:` to stderr, without a traceback (`--debug` shows it).
 
-May import click, the standard library and (inside the commands) aht_bench.leaderboard.
+May import click, the standard library and (inside the commands) aht_bench.leaderboard and
+aht_bench.evaluation.record.
 """
 
 from __future__ import annotations
@@ -48,13 +49,16 @@ def _internal_error(error: Exception, debug: bool) -> click.exceptions.Exit:
 
 
 def _summary(entry: dict[str, Any]) -> str:
+    from aht_bench.evaluation.record import agent_files, is_multi_seed
+
     payload = entry["payload"]
     mean = payload["aggregates"]["mean"]
     lo, hi = mean["ci"]
+    seeds = f" over {len(agent_files(payload))} seeds" if is_multi_seed(payload) else ""
     return (
         f"{entry['leaderboard']['name']}: {payload['task_id']} on heldout "
         f"{payload['teammate_set']['version']}, mean BRProx {mean['value']:.3f} "
-        f"[{lo:.3f}, {hi:.3f}]"
+        f"[{lo:.3f}, {hi:.3f}]{seeds}"
     )
 
 
@@ -69,22 +73,29 @@ def _summary(entry: dict[str, Any]) -> str:
 @click.option(
     "--agent",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
+    multiple=True,
     help="The agent file the record was made with, when its recorded path does not find it "
-    "(default: the record's meta.agent_path, matched against the repository).",
+    "(default: the record's meta.agent_path, matched against the repository). A multi-seed "
+    "record: once per seed, in seed order (default: meta.agent_paths).",
 )
 @click.option("--replace", is_flag=True, help="Overwrite an entry of the same name, task and set.")
 @click.option("--debug", is_flag=True, help="Show tracebacks of internal errors.")
 def submit(
-    result: Path, name: str, description: str, agent: Path | None, replace: bool, debug: bool
+    result: Path,
+    name: str,
+    description: str,
+    agent: tuple[Path, ...],
+    replace: bool,
+    debug: bool,
 ) -> None:
     """Check the result record RESULT (written by `aht-bench evaluate --out`) and add it to
     leaderboard/entries/ as <name>--<task_id>--<version>.json.
 
     Checked: the record's schema; the heldout set (a shipped version, its manifest sha256,
     members, bounds and seatings); every score, recomputed from the per-episode returns; the
-    agent file's sha256 when the file is in the repository; the payload sha256. Nothing is
-    written when a check fails. Then run `aht-bench leaderboard render`.
+    agent file's sha256 when the file is in the repository (every seed's file, for a record
+    of several seeds); the payload sha256. Nothing is written when a check fails. Then run
+    `aht-bench leaderboard render`.
 
     \b
     aht-bench leaderboard submit results/my_agent/lbf-v1.json --name "my agent" \\
@@ -101,7 +112,9 @@ def submit(
     except entries.EntryError as e:
         raise click.BadParameter(str(e), param_hint="--description") from None
     try:
-        path, entry, report = board.submit(result, name, description, agent=agent, replace=replace)
+        path, entry, report = board.submit(
+            result, name, description, agent=list(agent) or None, replace=replace
+        )
     except board.Rejected as e:
         for problem in e.report.problems:
             click.echo(f"error: {problem.message}", err=True)
@@ -227,8 +240,14 @@ def verify(
             click.echo(f"  {v.rerun_skipped}")
         else:
             sample = min(episodes, v.entry["payload"]["protocol"]["episodes"])
+            paths = entries.entry_agent_paths(v.entry)
+            what = (
+                paths[0]
+                if len(paths) == 1
+                else f"{len(paths)} seeds ({', '.join(map(str, paths))})"
+            )
             click.echo(
-                f"  re-running {v.entry['leaderboard']['agent_path']} in a child process "
+                f"  re-running {what} in a child process "
                 f"(`aht-bench evaluate`, {sample} episodes per teammate and seating)..."
             )
 
@@ -262,6 +281,10 @@ def verify(
         raise click.exceptions.Exit(EXIT_FAILED)
 
 
+def _show(est: dict[str, Any]) -> str:
+    return f"{est['value']:.3f} [{est['ci'][0]:.3f}, {est['ci'][1]:.3f}]"
+
+
 def _print_rerun(v: Any) -> None:
     if v.rerun_error is not None:
         click.echo(f"  error: {v.rerun_error}", err=True)
@@ -269,26 +292,55 @@ def _print_rerun(v: Any) -> None:
     r = v.rerun
     if r is None:
         return
-
-    def show(est: dict[str, Any]) -> str:
-        return f"{est['value']:.3f} [{est['ci'][0]:.3f}, {est['ci'][1]:.3f}]"
-
     same = ""
     if r.identical is not None:
         same = f"; {r.identical} of {r.compared} returns identical to the record's"
+    each = f" for each of {len(r.seeds)} seeds" if r.seeds else ""
     click.echo(
-        f"  re-run: {r.episodes} episodes per teammate and seating, seed {r.seed}, "
+        f"  re-run: {r.episodes} episodes per teammate and seating{each}, seed {r.seed}, "
         f"{r.wall_seconds:.0f}s{same}"
     )
-    if r.agrees:
+    if r.seeds:
+        _print_seeds(r)
+    elif r.agrees:
         click.echo(
-            f"  ok: the re-run's mean {show(r.rerun_mean)} agrees with the record's "
-            f"{show(r.record_mean)} (their 95% CIs overlap)"
+            f"  ok: the re-run's mean {_show(r.rerun_mean)} agrees with the record's "
+            f"{_show(r.record_mean)} (their 95% CIs overlap)"
         )
     else:
         click.echo(
-            f"  error: the re-run's mean {show(r.rerun_mean)} disagrees with the record's "
-            f"{show(r.record_mean)} (their 95% CIs do not overlap): the record does not "
+            f"  error: the re-run's mean {_show(r.rerun_mean)} disagrees with the record's "
+            f"{_show(r.record_mean)} (their 95% CIs do not overlap): the record does not "
             "reproduce; evaluate the agent again and submit with --replace",
             err=True,
+        )
+
+
+def _print_seeds(r: Any) -> None:
+    """Each seed's verdict of a multi-seed re-run, then which seeds disagree."""
+    for i, s in enumerate(r.seeds):
+        same = "" if s.identical is None else f"; {s.identical} of {s.compared} identical"
+        if s.agrees:
+            click.echo(
+                f"  ok: seed {i} ({s.file}): the re-run's mean {_show(s.rerun_mean)} agrees "
+                f"with the record's {_show(s.record_mean)} (95% CIs over episodes overlap{same})"
+            )
+        else:
+            click.echo(
+                f"  error: seed {i} ({s.file}): the re-run's mean {_show(s.rerun_mean)} "
+                f"disagrees with the record's {_show(s.record_mean)} (95% CIs over episodes "
+                f"do not overlap{same})",
+                err=True,
+            )
+    bad = [f"seed {i} ({s.file})" for i, s in enumerate(r.seeds) if not s.agrees]
+    if bad:
+        click.echo(
+            f"  error: the record does not reproduce for {', '.join(bad)}; evaluate the "
+            "seeds' files again and submit with --replace",
+            err=True,
+        )
+    else:
+        click.echo(
+            f"  ok: every seed's re-run agrees with the record (mean over seeds: re-run "
+            f"{_show(r.rerun_mean)}, record {_show(r.record_mean)})"
         )

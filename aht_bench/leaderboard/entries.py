@@ -9,7 +9,9 @@
 An entry is still a result record: the `leaderboard` block sits outside the payload, so
 `payload_sha256` stays the evaluator's and `aht-bench compare` reads entries as they are.
 `agent_path` is the agent file's path relative to the repository when the file is in it (what
-`verify` re-runs and hashes), else null.
+`verify` re-runs and hashes), else null. The entry of a multi-seed record (`protocol.runs`
+"seeds", one agent file per training seed) has `agent_paths` instead: one such path or null per
+seed, in the record's seed order (`entry_agent_paths` reads both forms).
 
 Entries live in `leaderboard/entries/<slug>.json` with the slug `<name>--<task_id>--<version>`
 (the name lower-cased, runs of other characters than a-z and 0-9 turned into `-`), so one name
@@ -132,14 +134,29 @@ def read_json(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def make_entry(
-    record: dict[str, Any], name: str, description: str, agent_path: str | None
+    record: dict[str, Any],
+    name: str,
+    description: str,
+    agent_path: str | None | list[str | None],
 ) -> dict[str, Any]:
     """The entry of `record`: the record's keys, unchanged, with the `leaderboard` block after
-    the format marker (any block the record had is replaced)."""
-    block = {"name": name, "description": description, "agent_path": agent_path}
+    the format marker (any block the record had is replaced). `agent_path` is a list, one
+    path or None per seed, for a multi-seed record (stored as `agent_paths`)."""
+    block: dict[str, Any] = {"name": name, "description": description}
+    if isinstance(agent_path, list):
+        block["agent_paths"] = agent_path
+    else:
+        block["agent_path"] = agent_path
     head = {k: record[k] for k in ("format", "format_version") if k in record}
     rest = {k: v for k, v in record.items() if k not in head and k != BLOCK}
     return head | {BLOCK: block} | rest
+
+
+def entry_agent_paths(entry: dict[str, Any]) -> list[str | None]:
+    """The repository-relative path (or None) of each agent file of a checked entry, in seed
+    order: one for a one-file entry."""
+    block = entry[BLOCK]
+    return list(block["agent_paths"]) if "agent_paths" in block else [block["agent_path"]]
 
 
 def record_of(entry: dict[str, Any]) -> dict[str, Any]:

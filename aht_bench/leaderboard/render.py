@@ -4,7 +4,8 @@
     html = render_html(entries)
 
 One table per task and heldout version, entries ranked by their mean BRProx score (ties by
-name), each with the mean, IQM and worst case and their 95% CIs. The README keeps its text
+name), each with the mean, IQM and worst case and their 95% CIs and the number of training
+seeds the CIs are over (1: one agent file, CIs over episodes). The README keeps its text
 outside the generated-content markers and replaces what is between them (the markers are
 appended when missing). The HTML page is one self-contained file: inline CSS, the table data
 as JSON that an inline script turns into sortable tables (click a column header), and per
@@ -27,8 +28,10 @@ END = "<!-- END generated -->"
 DEFAULT_HEADER = "# Leaderboard\n"
 SCORE_NOTE = (
     "Scores are BRProx (the ROTATE paper's normalised return: {formula} with each heldout "
-    "teammate's bounds; 1 is a best response) with stratified bootstrap 95% CIs over episodes. "
-    "How entries are submitted and checked: {docs}."
+    "teammate's bounds; 1 is a best response) with stratified bootstrap 95% CIs: over the "
+    "training seeds for an entry of several seeds (one agent file per seed, as in the paper), "
+    "over episodes for an entry of one agent file (seeds 1). How entries are submitted and "
+    "checked: {docs}."
 )
 _FORMULA = "(R - lower) / (upper - lower)"
 _DOCS = "../docs/leaderboard.md"
@@ -68,10 +71,29 @@ def groups(entries: list[Entry]) -> list[tuple[tuple[str, str], list[Entry]]]:
     return [(key, sorted(out[key], key=rank)) for key in sorted(out)]
 
 
+def _files(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """The entry's agent files ({"file", "sha256", ...}), in seed order (record.agent_files)."""
+    payload = entry["payload"]
+    if payload["protocol"].get("runs") == "seeds":
+        return list(payload["agent"]["files"])
+    return [payload["agent"]]
+
+
+def _paths(entry: dict[str, Any]) -> list[str | None]:
+    """The repository path (or None) of each agent file (entries.entry_agent_paths)."""
+    block = entry["leaderboard"]
+    return list(block["agent_paths"]) if "agent_paths" in block else [block["agent_path"]]
+
+
+def _seeds(entry: dict[str, Any]) -> int:
+    return len(_files(entry))
+
+
 def _protocol(entry: dict[str, Any]) -> str:
     p = entry["payload"]
+    seeds = f"{_seeds(entry)} seeds (CIs over seeds), " if _seeds(entry) > 1 else ""
     return (
-        f"{len(p['members'])} teammates, {len(p['protocol']['seatings'])} seatings, "
+        f"{seeds}{len(p['members'])} teammates, {len(p['protocol']['seatings'])} seatings, "
         f"{p['protocol']['episodes']} episodes, seed {p['protocol']['seed']}"
     )
 
@@ -82,12 +104,18 @@ def _episodes(entry: dict[str, Any]) -> str:
 
 
 def _agent(entry: dict[str, Any]) -> str:
-    where = entry["leaderboard"]["agent_path"] or entry["payload"]["agent"]["file"]
-    return f"{where} (sha256 {entry['payload']['agent']['sha256'][:8]})"
+    """The agent file's repository path (else name) and sha256; with several seeds, the
+    first file's path, the others' names and every sha256."""
+    files = _files(entry)
+    names = [_paths(entry)[0] or files[0]["file"]] + [f["file"] for f in files[1:]]
+    shas = ", ".join(f["sha256"][:8] for f in files)
+    return f"{', '.join(names)} (sha256 {shas})"
 
 
 def _agent_short(entry: dict[str, Any]) -> str:
-    return f"{entry['payload']['agent']['file']} ({entry['payload']['agent']['sha256'][:8]})"
+    files = _files(entry)
+    names = ", ".join(f["file"] for f in files)
+    return f"{names} ({', '.join(f['sha256'][:8] for f in files)})"
 
 
 def _group_title(key: tuple[str, str]) -> str:
@@ -121,14 +149,14 @@ def render_table(entries: list[Entry]) -> str:
     for key, members in groups(entries):
         lines += [f"### {_group_heading(key, members)}", ""]
         head = ["#", "name"] + [f"{label} [95% CI]" for _, label in _AGGREGATES]
-        head += ["episodes", "agent", "description"]
+        head += ["seeds", "episodes", "agent", "description"]
         lines.append("| " + " | ".join(head) + " |")
-        lines.append("|" + "|".join("--:" if h == "#" else "---" for h in head) + "|")
+        lines.append("|" + "|".join("--:" if h in ("#", "seeds") else "---" for h in head) + "|")
         for rank, (slug, entry) in enumerate(members, 1):
             aggregates = entry["payload"]["aggregates"]
             cells = [str(rank), f"{_md(entry['leaderboard']['name'])} (`{slug}`)"]
             cells += [_estimate(aggregates[name]) for name, _ in _AGGREGATES]
-            cells += [_episodes(entry), f"`{_md(_agent(entry))}`"]
+            cells += [str(_seeds(entry)), _episodes(entry), f"`{_md(_agent(entry))}`"]
             cells.append(_md(entry["leaderboard"]["description"]))
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
@@ -185,6 +213,7 @@ _JS = """
      text: function (r) { return est(r.iqm); }},
     {label: "worst case [95% CI]", key: function (r) { return r.worst_case.value; }, num: true,
      text: function (r) { return est(r.worst_case); }},
+    {label: "seeds", key: function (r) { return r.seeds; }, num: true},
     {label: "episodes", key: function (r) { return r.episodes; }},
     {label: "agent", key: function (r) { return r.agent; }, cls: "agent"},
     {label: "description", key: function (r) { return r.description; }, cls: "text"}
@@ -260,6 +289,7 @@ def _row(rank: int, slug: str, entry: dict[str, Any]) -> dict[str, Any]:
         "slug": slug,
         "name": entry["leaderboard"]["name"],
         "description": entry["leaderboard"]["description"],
+        "seeds": _seeds(entry),
         "episodes": _episodes(entry),
         "agent": _agent_short(entry),
     } | {name: aggregates[name] for name, _ in _AGGREGATES}

@@ -19,7 +19,13 @@ re-run's episodes are the record's first ones (same runner and seed), how many r
 identical is reported too: all of them for an agent whose actions depend only on its seed and
 what it sees.
 
-May import the standard library, aht_bench.evaluation.record and aht_bench.leaderboard.
+A multi-seed entry re-runs every seed's file in one child (`evaluate` with all the files, the
+same sample of episodes for each), and each seed is judged as a one-file entry would be: the
+95% CI over episodes of that seed's mean score in the re-run against the one its returns in
+the record give (with the record's bootstrap settings, what evaluating that file alone records).
+The entry agrees when every seed does; `seeds` names each seed's verdict.
+
+May import numpy, the standard library, aht_bench.evaluation.record and aht_bench.leaderboard.
 """
 
 from __future__ import annotations
@@ -33,9 +39,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-from aht_bench.evaluation.record import ResultFileError, read_record
-from aht_bench.leaderboard.checks import seating_key
-from aht_bench.leaderboard.entries import BLOCK
+import numpy as np
+
+from aht_bench.evaluation.record import (
+    ResultFileError,
+    agent_files,
+    episode_score_matrices,
+    is_multi_seed,
+    read_record,
+    returns_of,
+)
+from aht_bench.leaderboard.checks import cached_estimates
+from aht_bench.leaderboard.entries import entry_agent_paths
 
 DEFAULT_EPISODES = 8
 _EXIT_MEANINGS = {
@@ -52,16 +67,29 @@ class RerunError(RuntimeError):
 
 
 @dataclasses.dataclass(frozen=True)
+class SeedRerun:
+    """One seed's file of a multi-seed entry, re-run."""
+
+    file: str  # the agent file's name
+    record_mean: dict[str, Any]  # {"value", "ci"}: the mean over this seed's episodes, the record
+    rerun_mean: dict[str, Any]  # the same of the re-run
+    agrees: bool  # the two CIs overlap
+    identical: int | None  # returns identical to the record's, as in RerunResult
+    compared: int
+
+
+@dataclasses.dataclass(frozen=True)
 class RerunResult:
     episodes: int  # per member and seating
     seed: int
     record_mean: dict[str, Any]  # {"value", "ci"} of the entry
     rerun_mean: dict[str, Any]  # {"value", "ci"} of the re-run
-    agrees: bool  # the two CIs overlap
+    agrees: bool  # the two CIs overlap (multi-seed: every seed's do)
     identical: int | None  # returns identical to the record's (same runner and seed), else None
     compared: int  # returns compared for `identical`
     wall_seconds: float
     command: tuple[str, ...]
+    seeds: tuple[SeedRerun, ...] = ()  # a multi-seed entry: each seed's verdict, in seed order
 
 
 def intervals_overlap(a: dict[str, Any], b: dict[str, Any], tol: float = 1e-9) -> bool:
@@ -71,11 +99,11 @@ def intervals_overlap(a: dict[str, Any], b: dict[str, Any], tol: float = 1e-9) -
 
 
 def rerun_command(
-    entry: dict[str, Any], agent: Path, out: Path, episodes: int, seed: int
+    entry: dict[str, Any], agents: list[Path], out: Path, episodes: int, seed: int
 ) -> list[str]:
     payload = entry["payload"]
     command = [
-        sys.executable, "-m", "aht_bench.cli", "evaluate", str(agent),
+        sys.executable, "-m", "aht_bench.cli", "evaluate", *map(str, agents),
         "--task", payload["task_id"],
         "--teammates", payload["teammate_set"]["version"],
         "--episodes", str(episodes),
@@ -96,15 +124,16 @@ def rerun_entry(
     seed: int | None = None,
     timeout: float | None = None,
 ) -> RerunResult:
-    """Re-run the agent of `entry` (its `agent_path` must be a file under `repo`); see the
+    """Re-run the agent of `entry` (its agent paths must be files under `repo`); see the
     module docstring. Raises `RerunError` when the child fails or times out."""
     payload = entry["payload"]
-    agent = repo / entry[BLOCK]["agent_path"]
+    agents = [repo / str(rel) for rel in entry_agent_paths(entry)]
+    name = agents[0].name if len(agents) == 1 else f"the {len(agents)} seeds' agent files"
     sample_seed: int = payload["protocol"]["seed"] if seed is None else seed
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="aht-bench-verify-") as tmp:
         out = Path(tmp) / "rerun.json"
-        command = rerun_command(entry, agent, out, episodes, sample_seed)
+        command = rerun_command(entry, agents, out, episodes, sample_seed)
         try:
             done = subprocess.run(
                 command,
@@ -117,41 +146,73 @@ def rerun_entry(
             )
         except subprocess.TimeoutExpired:
             raise RerunError(
-                f"the re-run of {agent.name} took longer than {timeout:g}s; verify with fewer "
-                "--episodes"
+                f"the re-run of {name} took longer than {timeout:g}s; verify with fewer --episodes"
             ) from None
         if done.returncode != 0:
             meaning = _EXIT_MEANINGS.get(done.returncode, "the evaluator failed")
             tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-5:])
             raise RerunError(
-                f"the re-run of {agent.name} stopped with exit code {done.returncode} "
+                f"the re-run of {name} stopped with exit code {done.returncode} "
                 f"({meaning}): {tail}\n(command: {' '.join(command)})"
             )
         try:
             rerun = read_record(out)
         except ResultFileError as e:
             raise RerunError(f"the re-run wrote no readable result: {e}") from None
-    identical, compared = _identical_returns(entry, rerun["payload"], episodes, sample_seed)
+    identical = _identical_returns(entry, rerun["payload"], episodes, sample_seed)
     record_mean = payload["aggregates"]["mean"]
     rerun_mean = rerun["payload"]["aggregates"]["mean"]
+    seeds = _seed_verdicts(entry, rerun, identical) if is_multi_seed(payload) else ()
+    agrees = all(s.agrees for s in seeds) if seeds else intervals_overlap(record_mean, rerun_mean)
     return RerunResult(
         episodes=episodes,
         seed=sample_seed,
         record_mean=record_mean,
         rerun_mean=rerun_mean,
-        agrees=intervals_overlap(record_mean, rerun_mean),
-        identical=identical,
-        compared=compared,
+        agrees=agrees,
+        identical=None if identical is None else int(sum(i for i, _ in identical)),
+        compared=0 if identical is None else int(sum(c for _, c in identical)),
         wall_seconds=round(time.perf_counter() - start, 1),
         command=tuple(command),
+        seeds=seeds,
     )
+
+
+def _seed_verdicts(
+    entry: dict[str, Any],
+    rerun: dict[str, Any],
+    identical: list[tuple[int, int]] | None,
+) -> tuple[SeedRerun, ...]:
+    """Each seed of a multi-seed entry judged as a one-file entry: its mean score's CI over
+    episodes in the record against the re-run's (the record's bootstrap settings)."""
+    boot = entry["payload"]["protocol"]["bootstrap"]
+
+    def mean(matrix: np.ndarray) -> dict[str, Any]:
+        est = cached_estimates(matrix, boot["reps"], boot["seed"], boot["confidence"])
+        return est["aggregates"]["mean"]
+
+    mine, theirs = episode_score_matrices(entry), episode_score_matrices(rerun)
+    out = []
+    for i, file in enumerate(agent_files(entry["payload"])):
+        record_mean, rerun_mean = mean(mine[i]), mean(theirs[i])
+        out.append(
+            SeedRerun(
+                file=file["file"],
+                record_mean=record_mean,
+                rerun_mean=rerun_mean,
+                agrees=intervals_overlap(record_mean, rerun_mean),
+                identical=None if identical is None else identical[i][0],
+                compared=0 if identical is None else identical[i][1],
+            )
+        )
+    return tuple(out)
 
 
 def _identical_returns(
     entry: dict[str, Any], rerun: dict[str, Any], episodes: int, seed: int
-) -> tuple[int | None, int]:
-    """(returns of the re-run equal to the record's same episodes, returns compared), or
-    (None, 0) when the episodes are not the same ones (another seed or runner)."""
+) -> list[tuple[int, int]] | None:
+    """Per agent file, (returns of the re-run equal to the record's same episodes, returns
+    compared), or None when the episodes are not the same ones (another seed or runner)."""
     payload = entry["payload"]
     same = (
         seed == payload["protocol"]["seed"]
@@ -159,13 +220,8 @@ def _identical_returns(
         and episodes <= payload["protocol"]["episodes"]
     )
     if not same:
-        return None, 0
-    identical = compared = 0
-    for mine, theirs in zip(payload["members"], rerun["members"], strict=True):
-        for seating in payload["protocol"]["seatings"]:
-            key = seating_key(seating)
-            pairs = zip(mine["returns"][key][:episodes], theirs["returns"][key], strict=True)
-            for a, b in pairs:
-                compared += 1
-                identical += int(a == b)
-    return identical, compared
+        return None
+    mine = returns_of(payload)[..., :episodes]  # (files, members, seatings, episodes)
+    theirs = returns_of(rerun)
+    equal = (mine == theirs).reshape(len(mine), -1)
+    return [(int(row.sum()), row.size) for row in equal]

@@ -5,6 +5,12 @@ RECORD is what `aht-bench evaluate agents/examples/random_agent.py --task lbf --
 --reps 200 --no-plot --out tests/leaderboard/data/random_agent-lbf-2ep.json` wrote (the few
 episodes and resamples keep the checks fast). It stays valid while random_agent.py and the lbf
 heldout v1 set are unchanged; if either changes, rerun that command.
+
+SEEDS_RECORD is the multi-seed record (runs = training seeds) of the three stand-in seed files
+in data/seeds/ (uniform random actions from seeds 0, 1 and 2), written by `aht-bench evaluate
+tests/leaderboard/data/seeds/random_seed0.py tests/leaderboard/data/seeds/random_seed1.py
+tests/leaderboard/data/seeds/random_seed2.py --task lbf --episodes 2 --reps 200 --no-plot
+--out tests/leaderboard/data/random_seeds-lbf-2ep.json`; rerun it when they or the set change.
 """
 
 from __future__ import annotations
@@ -19,12 +25,14 @@ from click.testing import CliRunner
 
 from aht_bench.cli import main
 from aht_bench.evaluation import scores
-from aht_bench.evaluation.record import member_entries, payload_sha256
+from aht_bench.evaluation.record import member_entries, payload_sha256, seed_member_entries
 from aht_bench.leaderboard import board, entries
 
 REPO = Path(__file__).resolve().parents[2]
 RECORD = Path(__file__).parent / "data" / "random_agent-lbf-2ep.json"
 COMMITTED = REPO / "leaderboard"
+SEEDS_RECORD = Path(__file__).parent / "data" / "random_seeds-lbf-2ep.json"
+SEED_FILES = [f"tests/leaderboard/data/seeds/random_seed{i}.py" for i in range(3)]
 
 # tamper kind -> (how the record is changed, a regex of the message that must reject it)
 TAMPERS = {
@@ -43,8 +51,41 @@ TAMPERS = {
 }
 
 
+# tamper of a multi-seed record -> (the check that must reject it, a regex of its message)
+SEED_TAMPERS = {
+    "score": ("score", "changed score: payload.aggregates.mean.value is"),
+    "seed_returns": ("score", r"changed score: payload.members\[0\].normalized_per_seed\[1\] is"),
+    "agent_hash": (
+        "agent_hash",
+        r"agent hash mismatch: payload.agent.files\[2\].sha256 f{16}\.\.\. is not the sha256 of "
+        r"tests/leaderboard/data/seeds/random_seed2.py",
+    ),
+    "heldout_hash": ("heldout_hash", TAMPERS["heldout_hash"]),
+    "heldout_version": ("heldout_version", TAMPERS["heldout_version"]),
+}
+
+
 def load_record() -> dict[str, Any]:
     return json.loads(RECORD.read_text())
+
+
+def load_seeds_record() -> dict[str, Any]:
+    return json.loads(SEEDS_RECORD.read_text())
+
+
+def tamper_seeds(record: dict[str, Any], how: str) -> dict[str, Any]:
+    """A copy of the multi-seed `record` (or entry) with one tamper of SEED_TAMPERS, the payload
+    rehashed."""
+    out = copy.deepcopy(record)
+    p = out["payload"]
+    if how == "seed_returns":
+        p["members"][0]["returns_per_seed"][1]["0"][0] += 1.0  # one return of seed 1
+    elif how == "agent_hash":
+        p["agent"]["files"][2]["sha256"] = "f" * 64
+    else:
+        return tamper(record, how)
+    out["payload_sha256"] = payload_sha256(p)
+    return out
 
 
 def tamper(record: dict[str, Any], kind: str, rehash: bool = True) -> dict[str, Any]:
@@ -87,6 +128,28 @@ def rescore(
     )
     p["members"] = member_entries(
         names, lower, upper, returns, normalized, est["members"], seatings
+    )
+    p["aggregates"] = est["aggregates"]
+    out["payload_sha256"] = payload_sha256(p)
+    return out
+
+
+def rescore_seeds(record: dict[str, Any], returns: np.ndarray) -> dict[str, Any]:
+    """`rescore` for a multi-seed record: other returns (seeds, members, seatings, episodes),
+    every score recomputed (`evaluate.build_seeds_record`), the payload rehashed."""
+    out = copy.deepcopy(record)
+    p = out["payload"]
+    members = p["members"]
+    names = tuple(m["name"] for m in members)
+    lower = np.array([m["lower"] for m in members])
+    upper = np.array([m["upper"] for m in members])
+    seatings = tuple(tuple(s) for s in p["protocol"]["seatings"])
+    normalized = np.stack([scores.normalize(r, lower, upper) for r in returns])
+    matrix = scores.seed_score_matrix(normalized)
+    boot = p["protocol"]["bootstrap"]
+    est = scores.interval_estimates(matrix, reps=boot["reps"], seed=boot["seed"])
+    p["members"] = seed_member_entries(
+        names, lower, upper, returns, normalized, matrix, est["members"], seatings
     )
     p["aggregates"] = est["aggregates"]
     out["payload_sha256"] = payload_sha256(p)
