@@ -1,0 +1,158 @@
+"""The reference agents in agents/<method>/<task>/ (agents/reference.py): every bundled file
+matches its card's sha256 and loads as a verified policy of its task; `bundle` turns a finished
+run folder into such a bundle and leaves unfinished runs alone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+from pathlib import Path
+from types import ModuleType
+
+import jax
+import pytest
+
+from aht_bench import envs
+from aht_bench.policies import load_policy, read_card, save_policy
+from aht_bench.policies.networks import RecurrentEgo
+
+AGENTS = Path(__file__).resolve().parents[1] / "agents"
+
+
+def _import_reference() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("reference", AGENTS / "reference.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+reference = _import_reference()
+BUNDLES = sorted(p.parent for p in AGENTS.glob("*/*/card.json"))
+
+
+@pytest.mark.parametrize("folder", BUNDLES, ids=lambda p: f"{p.parent.name}-{p.name}")
+def test_bundled_reference_agent_matches_its_card(folder: Path):
+    card = json.loads((folder / "card.json").read_text())
+    assert card["format"] == reference.CARD_FORMAT
+    assert (
+        card["algorithm"] == folder.parent.name
+        and card["method"] == reference.METHODS[folder.parent.name]
+    )
+    assert card["task_id"] == reference.TASKS[folder.name]
+    assert card["num_seeds"] >= 3 and card["env_steps_per_seed"] > 0 and card["wall_seconds"] > 0
+    for name, sha in card["files"].items():
+        assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == sha, name
+    for s in range(card["num_seeds"]):
+        path = folder / f"seed{s}-ego.safetensors"
+        load_policy(path)  # verifies the weights against the policy card's sha256
+        assert read_card(path)["task_id"] == card["task_id"]
+
+
+@pytest.mark.parametrize("folder", BUNDLES, ids=lambda p: f"{p.parent.name}-{p.name}")
+def test_bundled_reference_agent_is_on_the_leaderboard(folder: Path):
+    card = json.loads((folder / "card.json").read_text())
+    rel = folder.relative_to(AGENTS.parent).as_posix()
+    seeds = [f"{rel}/seed{s}-ego.safetensors" for s in range(card["num_seeds"])]
+    entries = [
+        e
+        for p in (AGENTS.parent / "leaderboard" / "entries").glob("*.json")
+        if (e := json.loads(p.read_text()))["leaderboard"].get("agent_paths") == seeds
+    ]
+    assert len(entries) == 1, f"{rel}: run `python agents/reference.py score` and commit the entry"
+    (entry,) = entries
+    assert entry["leaderboard"]["name"] == f"{card['method']} ({card['preset']})"
+    assert entry["payload"]["teammate_set"]["version"] == "v1"
+    assert entry["payload"]["task_id"] == card["task_id"]
+
+
+def _fake_run(root: Path, finished: bool) -> None:
+    """A run folder as `aht-bench train` leaves it, with tiny untrained egos."""
+    env = envs.make("lbf-v1")
+    root.mkdir(parents=True)
+    spec = {"algorithm": "fcp", "task_id": "lbf-v1", "preset": "quick", "num_seeds": 3, "seed": 0}
+    run = {"package_version": "0.1.0", "jax_version": jax.__version__, "spec": spec}
+    (root / "run.json").write_text(json.dumps(run | {"config": {"total": 10}}))
+    lines = [{"update": i, "env_steps": 100 * i, "time_s": 1.5 * i} for i in (1, 2)]
+    (root / "metrics.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines) + '{"upd')
+    (root / "curve.png").write_bytes(b"png")
+    if not finished:
+        return
+    final = root / "policies" / "final"
+    final.mkdir(parents=True)
+    ego = RecurrentEgo(env.obs_dim, env.num_actions, hidden=4)
+    for s in range(3):
+        params = ego.init(jax.random.PRNGKey(s))
+        save_policy(final / f"seed{s}-ego.safetensors", ego, params, {"task_id": "lbf-v1"})
+
+
+def test_bundle_copies_finished_runs_and_skips_unfinished(tmp_path: Path, monkeypatch, capsys):
+    runs = tmp_path / "runs"
+    _fake_run(runs / "fcp-lbf", finished=True)
+    _fake_run(runs / "brdiv-lbf", finished=False)
+    agents = tmp_path / "agents"
+    monkeypatch.setattr(reference, "AGENTS", agents)
+    monkeypatch.setattr(reference, "REPO", tmp_path)
+    assert reference.main(["bundle", "--runs", str(runs), "--tasks", "lbf"]) == 0
+    out = capsys.readouterr().out
+    assert "bundled fcp on lbf" in out and "skip brdiv on lbf" in out
+    assert not (agents / "brdiv").exists()
+    card = json.loads((agents / "fcp" / "lbf" / "card.json").read_text())
+    # The last complete metrics line (the torn one from a kill is skipped).
+    assert card["env_steps_per_seed"] == 200 and card["wall_seconds"] == 3.0
+    assert card["method"] == "FCP" and card["preset"] == "quick" and card["num_seeds"] == 3
+    assert card["command"] == (
+        "aht-bench train fcp --task lbf --preset quick --seeds 3 --seed 0 --out runs/fcp-lbf"
+    )
+    assert card["config"] == {"total": 10}
+    assert set(card["files"]) == {
+        *(f"seed{s}-ego.safetensors{x}" for s in range(3) for x in ("", ".json")),
+        "curve.png",
+        "metrics.jsonl",
+    }
+    for s in range(3):
+        load_policy(agents / "fcp" / "lbf" / f"seed{s}-ego.safetensors")
+    # Bundling again replaces the bundle whole (no stale files, no temp folder left).
+    (agents / "fcp" / "lbf" / "stale.txt").write_text("x")
+    assert (
+        reference.main(["bundle", "--runs", str(runs), "--tasks", "lbf", "--methods", "fcp"]) == 0
+    )
+    assert not (agents / "fcp" / "lbf" / "stale.txt").exists()
+    assert [p.name for p in (agents / "fcp").iterdir()] == ["lbf"]
+
+
+def test_unknown_method_or_task_is_refused(tmp_path: Path):
+    with pytest.raises(SystemExit, match="unknown method rotat; known: rotate"):
+        reference.main(["status", "--runs", str(tmp_path), "--methods", "rotat"])
+    with pytest.raises(SystemExit, match="unknown task cramped; known: lbf"):
+        reference.main(["status", "--runs", str(tmp_path), "--tasks", "cramped"])
+
+
+def test_paper_comparison_reports_percent_eaten_over_seeds(tmp_path: Path):
+    """The comparison's LBF number is the mean raw return x 200 (percent of food eaten), worked
+    from the record's per-episode returns here; its CI is over the seeds."""
+    spec = importlib.util.spec_from_file_location(
+        "paper_comparison", AGENTS.parent / "benchmarks" / "paper_comparison.py"
+    )
+    assert spec is not None and spec.loader is not None
+    comparison = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(comparison)
+    scored = [f for f in BUNDLES if (f / "result-v1.json").is_file()]
+    if not scored:
+        pytest.skip("no scored reference agent")
+    folder = scored[0]
+    record = json.loads((folder / "result-v1.json").read_text())
+    members = record["payload"]["members"]
+    per_seed = [
+        sum(sum(sum(r) / len(r) for r in m.values()) / len(m) for m in one_seed) / len(one_seed)
+        for one_seed in zip(*(m["returns_per_seed"] for m in members), strict=True)
+    ]  # each seed's mean over members of its mean over seatings of its mean over episodes
+    expected = sum(per_seed) / len(per_seed) * (200.0 if folder.name == "lbf" else 1.0)
+    got = comparison.ours(folder.parent.name, folder.name)
+    assert got is not None and got[0] == pytest.approx(expected)
+    assert got[1] <= got[0] <= got[2] and got[3] == len(per_seed)
+    out = tmp_path / "table.md"
+    assert comparison.main(["--out", str(out)]) == 0
+    assert f"{got[0]:.1f} [{got[1]:.1f}, {got[2]:.1f}]" in out.read_text()
