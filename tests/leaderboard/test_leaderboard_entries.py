@@ -9,12 +9,20 @@ from lb_helpers import COMMITTED, REPO, ci_check, load_record, messages, rescore
 
 from aht_bench.leaderboard import verify
 from aht_bench.leaderboard.board import render_files
-from aht_bench.leaderboard.entries import BLOCK, entry_paths, make_entry, read_json, write_entry
+from aht_bench.leaderboard.entries import (
+    entry_agent_paths,
+    entry_paths,
+    make_entry,
+    read_json,
+    write_entry,
+)
 from aht_bench.leaderboard.rerun import intervals_overlap
 
 ENTRIES = entry_paths(COMMITTED)
 RERUNNABLE = [
-    p for p in ENTRIES if (path := read_json(p)[BLOCK]["agent_path"]) and (REPO / path).is_file()
+    p
+    for p in ENTRIES
+    if all(path and (REPO / path).is_file() for path in entry_agent_paths(read_json(p)))
 ]
 
 
