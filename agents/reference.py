@@ -4,6 +4,7 @@
     python agents/reference.py bundle --runs RUNS [--methods ...] [--tasks ...]
     python agents/reference.py score  [--methods ...] [--tasks ...] [--episodes 64]
     python agents/reference.py status --runs RUNS
+    python agents/reference.py all    --runs RUNS      # train, bundle and score, pair by pair
 
 `train` runs `aht-bench train METHOD --task T --preset quick --seeds 3 --seed 0 --out
 RUNS/METHOD-T` for every pair (the three seeds vmapped in one call: keys
@@ -20,6 +21,10 @@ config). ROTATE's generated populations stay in the run folder.
 (`aht-bench evaluate seed0-ego.safetensors seed1-... seed2-... --task T`: CIs over the seeds)
 and submits the record to the leaderboard as "<Method> (quick)" (`--replace`), then
 re-renders the leaderboard (`aht-bench leaderboard render`).
+
+`all` goes through the pairs in the same order and, after each finished run, bundles and scores
+it before training the next: left running, it fills `agents/` and the leaderboard one pair at a
+time (commit them as they come).
 
 Every step shells out to the `aht-bench` next to this Python (the project's `.venv`).
 """
@@ -94,12 +99,17 @@ def finished(run: Path) -> bool:
     return all((final / f"seed{s}-ego.safetensors").is_file() for s in range(NUM_SEEDS))
 
 
-def train(runs: Path, methods: list[str], tasks: list[str]) -> int:
+def train(runs: Path, methods: list[str], tasks: list[str], then_score: bool = False) -> int:
     runs.mkdir(parents=True, exist_ok=True)
+    failed = 0
     for task in tasks:
         for method in methods:
             out = runs / f"{method}-{task}"
             if finished(out):
+                if then_score and not (AGENTS / method / task / "result-v1.json").is_file():
+                    rc = bundle(runs, [method], [task]) or score([method], [task], 64)
+                    if rc:
+                        return rc
                 continue
             if (out / "run.json").is_file():
                 command = [_cli(), "train", method, "--out", str(out), "--resume"]
@@ -107,10 +117,17 @@ def train(runs: Path, methods: list[str], tasks: list[str]) -> int:
                 command = [_cli(), *train_command(method, task, out)[1:]]
             print(f"{time.strftime('%H:%M:%S')} {' '.join(command[1:])}", flush=True)
             rc = subprocess.call([*command, "--no-progress"])
-            if rc:
-                print(f"{method} on {task} stopped with exit code {rc}", file=sys.stderr)
+            if rc in (130, 143):  # Ctrl-C or SIGTERM: the run saved; stop here
                 return rc
-    return 0
+            if rc:  # e.g. diverged: say so and go on with the other pairs
+                print(f"{method} on {task} stopped with exit code {rc}", file=sys.stderr)
+                failed = failed or rc
+                continue
+            if then_score:
+                rc = bundle(runs, [method], [task]) or score([method], [task], 64)
+                if rc:
+                    return rc
+    return failed
 
 
 def _last_metrics(run: Path) -> dict:
@@ -227,7 +244,7 @@ def status(runs: Path, methods: list[str], tasks: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=("train", "bundle", "score", "status"))
+    parser.add_argument("command", choices=("train", "bundle", "score", "status", "all"))
     parser.add_argument("--runs", type=Path, help="folder of the training runs")
     parser.add_argument("--methods", help=f"comma-separated, of {', '.join(METHODS)}")
     parser.add_argument("--tasks", help=f"comma-separated, of {', '.join(TASKS)}")
@@ -235,10 +252,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     methods = _pick(args.methods, METHODS, "method")
     tasks = _pick(args.tasks, TASKS, "task")
-    if args.command in ("train", "bundle", "status") and args.runs is None:
+    if args.command != "score" and args.runs is None:
         parser.error(f"{args.command} needs --runs FOLDER")
-    if args.command == "train":
-        return train(args.runs, methods, tasks)
+    if args.command in ("train", "all"):
+        return train(args.runs, methods, tasks, then_score=args.command == "all")
     if args.command == "bundle":
         return bundle(args.runs, methods, tasks)
     if args.command == "status":
