@@ -177,10 +177,11 @@ def render(check: bool) -> None:
 @click.option("--no-rerun", is_flag=True, help="Checks only: schema, scores and hashes.")
 @click.option(
     "--episodes",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=2),
     default=8,
     show_default=True,
-    help="Episodes per teammate and seating of the re-run (at most the record's).",
+    help="Episodes per teammate and seating of the re-run (at most the record's; at least 2: "
+    "the CI of one episode is a point, and a point rarely overlaps the record's CI).",
 )
 @click.option(
     "--seed", type=int, default=None, help="Seed of the re-run's episodes [default: the record's]."

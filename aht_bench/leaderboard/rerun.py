@@ -13,11 +13,11 @@ agent runs in a fresh process, as it did when it was evaluated, and cannot touch
 Agreement: the re-run's 95% CI of the mean score overlaps the record's, i.e. the two means
 differ by at most the sum of the two half-widths. A CI from few episodes is wide, so an honest
 record passes all but rarely (about 1% of the time for the default sample and a record of 32
-episodes); a record whose returns were made up fails unless they are near the agent's real
-ones. The re-run is seeded, so the verdict on a given entry is the same every time. When the
-re-run's episodes are the record's first ones (same runner and seed), how many returns are
-identical is reported too: all of them for an agent whose actions depend only on its seed and
-what it sees.
+episodes); a record whose returns were made up fails unless they are near the agent's real ones.
+At least 2 episodes are re-run: one episode's CI is a point. The re-run is seeded, so the
+verdict on a given entry is the same every time. When the re-run's episodes are the record's
+first ones (same runner and seed), how many returns are identical is reported too: all of them
+for an agent whose actions depend only on its seed and what it sees.
 
 A multi-seed entry re-runs every seed's file in one child (`evaluate` with all the files, the
 same sample of episodes for each), and each seed is judged as a one-file entry would be: the
@@ -126,6 +126,11 @@ def rerun_entry(
 ) -> RerunResult:
     """Re-run the agent of `entry` (its agent paths must be files under `repo`); see the
     module docstring. Raises `RerunError` when the child fails or times out."""
+    if episodes < 2:
+        raise ValueError(
+            f"episodes={episodes}: re-run at least 2 episodes per member and seating (the CI of "
+            "one episode is a point, which rarely overlaps the record's CI)"
+        )
     payload = entry["payload"]
     agents = [repo / str(rel) for rel in entry_agent_paths(entry)]
     name = agents[0].name if len(agents) == 1 else f"the {len(agents)} seeds' agent files"
