@@ -2,7 +2,7 @@
 episodes, compared with the record.
 
     result = rerun_entry(entry, repo, episodes=8)
-    result.agrees          # the re-run's mean BRProx CI overlaps the record's
+    result.agrees          # the re-run's mean BRProx is where the record's episodes put it
 
 The child is `python -m aht_bench.cli evaluate` on the entry's agent file, task, heldout version
 and seed, with `episodes` episodes per member and seating (episodes 0..episodes-1 of the
@@ -10,20 +10,23 @@ record's seed: every runner starts episode `e` from a state that depends only on
 `e`) and the record's bootstrap settings; an agent that ran isolated runs isolated again. The
 agent runs in a fresh process, as it did when it was evaluated, and cannot touch this one.
 
-Agreement: the re-run's 95% CI of the mean score overlaps the record's, i.e. the two means
-differ by at most the sum of the two half-widths. A CI from few episodes is wide, so an honest
-record passes all but rarely (about 1% of the time for the default sample and a record of 32
-episodes); a record whose returns were made up fails unless they are near the agent's real ones.
-At least 2 episodes are re-run: one episode's CI is a point. The re-run is seeded, so the
-verdict on a given entry is the same every time. When the re-run's episodes are the record's
-first ones (same runner and seed), how many returns are identical is reported too: all of them
-for an agent whose actions depend only on its seed and what it sees.
+Agreement: the re-run's mean score is within `expected_range`, the range where 99% of the means
+of as many episodes drawn from the record's own episodes fall (a seeded bootstrap over whole
+episodes: every runner plays episode `e` of every member from the same start state, so the
+members' scores in one episode are correlated, 0.1-0.4 on lbf-v1, and must be resampled
+together). The range comes from the record's many episodes, not from the re-run's few, so an
+honest record rarely fails: 0.6% of the time per agent file on average over the committed
+entries' files, 1.5% at worst, for 8 episodes (`benchmarks/verify_false_alarms.py`; the rule it
+replaced, overlap of CIs that resample each member's episodes on its own, failed 7.8%); a record
+whose returns were made up fails unless they are near the agent's real ones. The re-run is
+seeded, so the verdict on a given entry is the same every time. When the re-run's episodes are
+the record's first ones (same runner and seed), how many returns are identical is reported too:
+all of them for an agent whose actions depend only on its seed and what it sees.
 
 A multi-seed entry re-runs every seed's file in one child (`evaluate` with all the files, the
 same sample of episodes for each), and each seed is judged as a one-file entry would be: the
-95% CI over episodes of that seed's mean score in the re-run against the one its returns in
-the record give (with the record's bootstrap settings, what evaluating that file alone records).
-The entry agrees when every seed does; `seeds` names each seed's verdict.
+re-run's mean of that seed's file against the range the record's episodes of it give. The
+entry agrees when every seed does; `seeds` names each seed's verdict.
 
 May import numpy, the standard library, aht_bench.evaluation.record and aht_bench.leaderboard.
 """
@@ -49,10 +52,10 @@ from aht_bench.evaluation.record import (
     read_record,
     returns_of,
 )
-from aht_bench.leaderboard.checks import cached_estimates
 from aht_bench.leaderboard.entries import entry_agent_paths
 
 DEFAULT_EPISODES = 8
+LEVEL = 0.99  # the share of honest re-runs whose mean `expected_range` covers
 _EXIT_MEANINGS = {
     2: "usage error",
     3: "the agent failed to load",
@@ -71,9 +74,10 @@ class SeedRerun:
     """One seed's file of a multi-seed entry, re-run."""
 
     file: str  # the agent file's name
-    record_mean: dict[str, Any]  # {"value", "ci"}: the mean over this seed's episodes, the record
-    rerun_mean: dict[str, Any]  # the same of the re-run
-    agrees: bool  # the two CIs overlap
+    record_mean: float  # this seed's mean score over the record's episodes
+    rerun_mean: float  # the same over the re-run's episodes
+    expected: tuple[float, float]  # where the re-run's mean falls for an honest record
+    agrees: bool  # `rerun_mean` is within `expected`
     identical: int | None  # returns identical to the record's, as in RerunResult
     compared: int
 
@@ -82,9 +86,10 @@ class SeedRerun:
 class RerunResult:
     episodes: int  # per member and seating
     seed: int
-    record_mean: dict[str, Any]  # {"value", "ci"} of the entry
-    rerun_mean: dict[str, Any]  # {"value", "ci"} of the re-run
-    agrees: bool  # the two CIs overlap (multi-seed: every seed's do)
+    record_mean: dict[str, Any]  # {"value", "ci"}: the entry's mean score, as recorded
+    rerun_mean: dict[str, Any]  # {"value", "ci"}: the re-run's, as its evaluator records it
+    expected: tuple[float, float] | None  # one-file entry: where an honest re-run's mean falls
+    agrees: bool  # the re-run's mean is within `expected` (multi-seed: every seed's is)
     identical: int | None  # returns identical to the record's (same runner and seed), else None
     compared: int  # returns compared for `identical`
     wall_seconds: float
@@ -96,6 +101,28 @@ def intervals_overlap(a: dict[str, Any], b: dict[str, Any], tol: float = 1e-9) -
     """Whether the CIs of two estimates ({"value", "ci": [lo, hi]}) overlap."""
     (a_lo, a_hi), (b_lo, b_hi) = a["ci"], b["ci"]
     return a_lo <= b_hi + tol and b_lo <= a_hi + tol
+
+
+def expected_range(
+    matrix: np.ndarray, episodes: int, reps: int, seed: int, level: float = LEVEL
+) -> tuple[float, float]:
+    """Where the mean score of `episodes` episodes falls, `level` of the time, when they are
+    drawn from the same start states as the episodes of an (episodes, members) score matrix of
+    a record: the central `level` quantiles of `reps` means of `episodes` whole episodes drawn
+    with replacement from the record's (a seeded bootstrap; each episode brings every member's
+    score in it, since every runner plays episode `e` of every member from the same start
+    state, and those scores are correlated)."""
+    per_episode = np.asarray(matrix, np.float64).mean(axis=1)
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(per_episode), size=(reps, episodes))
+    means = per_episode[picks].mean(axis=1)
+    tail = (1.0 - level) / 2.0
+    lo, hi = np.quantile(means, [tail, 1.0 - tail])
+    return float(lo), float(hi)
+
+
+def within(value: float, expected: tuple[float, float], tol: float = 1e-9) -> bool:
+    return expected[0] - tol <= value <= expected[1] + tol
 
 
 def rerun_command(
@@ -126,11 +153,6 @@ def rerun_entry(
 ) -> RerunResult:
     """Re-run the agent of `entry` (its agent paths must be files under `repo`); see the
     module docstring. Raises `RerunError` when the child fails or times out."""
-    if episodes < 2:
-        raise ValueError(
-            f"episodes={episodes}: re-run at least 2 episodes per member and seating (the CI of "
-            "one episode is a point, which rarely overlaps the record's CI)"
-        )
     payload = entry["payload"]
     agents = [repo / str(rel) for rel in entry_agent_paths(entry)]
     name = agents[0].name if len(agents) == 1 else f"the {len(agents)} seeds' agent files"
@@ -167,13 +189,24 @@ def rerun_entry(
     identical = _identical_returns(entry, rerun["payload"], episodes, sample_seed)
     record_mean = payload["aggregates"]["mean"]
     rerun_mean = rerun["payload"]["aggregates"]["mean"]
-    seeds = _seed_verdicts(entry, rerun, identical) if is_multi_seed(payload) else ()
-    agrees = all(s.agrees for s in seeds) if seeds else intervals_overlap(record_mean, rerun_mean)
+    if is_multi_seed(payload):
+        seeds = _seed_verdicts(entry, rerun, identical)
+        expected = None
+        agrees = all(s.agrees for s in seeds)
+    else:
+        seeds = ()
+        boot = payload["protocol"]["bootstrap"]
+        theirs = episode_score_matrices(rerun)[0]
+        expected = expected_range(
+            episode_score_matrices(entry)[0], theirs.shape[0], boot["reps"], boot["seed"]
+        )
+        agrees = within(float(theirs.mean()), expected)
     return RerunResult(
         episodes=episodes,
         seed=sample_seed,
         record_mean=record_mean,
         rerun_mean=rerun_mean,
+        expected=expected,
         agrees=agrees,
         identical=None if identical is None else int(sum(i for i, _ in identical)),
         compared=0 if identical is None else int(sum(c for _, c in identical)),
@@ -188,24 +221,22 @@ def _seed_verdicts(
     rerun: dict[str, Any],
     identical: list[tuple[int, int]] | None,
 ) -> tuple[SeedRerun, ...]:
-    """Each seed of a multi-seed entry judged as a one-file entry: its mean score's CI over
-    episodes in the record against the re-run's (the record's bootstrap settings)."""
+    """Each seed of a multi-seed entry judged as a one-file entry: the re-run's mean score of
+    that seed's file against the range `expected_range` gives from the record's episodes of it
+    (with the record's bootstrap reps and seed)."""
     boot = entry["payload"]["protocol"]["bootstrap"]
-
-    def mean(matrix: np.ndarray) -> dict[str, Any]:
-        est = cached_estimates(matrix, boot["reps"], boot["seed"], boot["confidence"])
-        return est["aggregates"]["mean"]
-
     mine, theirs = episode_score_matrices(entry), episode_score_matrices(rerun)
     out = []
     for i, file in enumerate(agent_files(entry["payload"])):
-        record_mean, rerun_mean = mean(mine[i]), mean(theirs[i])
+        expected = expected_range(mine[i], theirs.shape[1], boot["reps"], boot["seed"])
+        rerun_mean = float(theirs[i].mean())
         out.append(
             SeedRerun(
                 file=file["file"],
-                record_mean=record_mean,
+                record_mean=float(mine[i].mean()),
                 rerun_mean=rerun_mean,
-                agrees=intervals_overlap(record_mean, rerun_mean),
+                expected=expected,
+                agrees=within(rerun_mean, expected),
                 identical=None if identical is None else identical[i][0],
                 compared=0 if identical is None else identical[i][1],
             )

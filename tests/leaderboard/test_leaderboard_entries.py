@@ -99,4 +99,6 @@ def test_a_consistent_forgery_fails_the_rerun(tmp_path):
     assert ci_check(path).ok
     result = run(tmp_path, "verify", "forged--lbf-v1--v1", "--episodes", "2")
     assert result.exit_code == 1, result.output
-    assert "disagrees with the record's 1.000 [1.000, 1.000]" in result.stderr
+    assert "is outside [1.000, 1.000], where 99% of the means of 2 of the record's" in (
+        result.stderr
+    )

@@ -168,7 +168,7 @@ def test_usage_errors_exit_2(tmp_path):
         result.exit_code == EXIT_USAGE and "no leaderboard entry 'no-such-entry'" in result.output
     )
     assert run(tmp_path, "verify").exit_code == EXIT_USAGE
-    result = run(tmp_path, "verify", "--all", "--episodes", "1")
+    result = run(tmp_path, "verify", "--all", "--episodes", "0")
     assert result.exit_code == EXIT_USAGE and "--episodes" in result.output
     assert _files(tmp_path) == ["x.json", "y.json"]
 
