@@ -15,6 +15,9 @@ of three rules calls the subset irreproducible, for each seed file of every comm
 - range: the subset's mean is outside `aht_bench.leaderboard.rerun.expected_range`, the
   range of 99% of the means of as many whole episodes drawn from the record's (`verify`'s rule).
 
+It also measures how often the range rule catches a forged record: the record's episodes
+outside the re-run's subset raised by `--shifts` (BRProx), the re-run's subset honest.
+
     python benchmarks/verify_false_alarms.py --out benchmarks/results/verify_false_alarms.json
 """
 
@@ -64,6 +67,9 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=8, help="re-run size (verify's default)")
     parser.add_argument("--trials", type=int, default=200, help="random subsets per seed file")
     parser.add_argument("--reps", type=int, default=1000, help="bootstrap resamples per CI")
+    parser.add_argument(
+        "--shifts", type=float, nargs="*", default=[0.05, 0.1, 0.2], help="forgeries to catch"
+    )
     parser.add_argument("--out", type=Path, default=None, help="write the table as JSON here")
     args = parser.parse_args()
     rows = []
@@ -74,8 +80,15 @@ def main() -> None:
             if matrix.shape[0] <= args.episodes:
                 continue
             alarms = dict.fromkeys(RULES, 0)
+            caught = dict.fromkeys(args.shifts, 0)
             for trial in range(args.trials):
-                subset = matrix[rng.choice(matrix.shape[0], args.episodes, replace=False)]
+                chosen = rng.choice(matrix.shape[0], args.episodes, replace=False)
+                subset = matrix[chosen]
+                for shift in args.shifts:
+                    forged = matrix + shift
+                    forged[chosen] = subset
+                    forged_range = expected_range(forged, args.episodes, args.reps, trial)
+                    caught[shift] += not within(float(subset.mean()), forged_range)
                 for name, ci in (("independent", independent_mean), ("clustered", clustered_mean)):
                     full, part = (ci(m, args.reps, trial, 0.95) for m in (matrix, subset))
                     alarms[name] += not intervals_overlap(full, part)
@@ -87,20 +100,37 @@ def main() -> None:
                     "file": f,
                     "episodes_in_record": int(matrix.shape[0]),
                     **{k: v / args.trials for k, v in alarms.items()},
+                    "caught": {str(k): v / args.trials for k, v in caught.items()},
                 }
             )
             rates = ", ".join(f"{k} {rows[-1][k]:.3f}" for k in RULES)
-            print(f"{path.stem:56s} file {f}: false alarms {rates}", flush=True)
+            forged = ", ".join(f"+{k}: {v:.2f}" for k, v in rows[-1]["caught"].items())
+            print(f"{path.stem:52s} {f}: false alarms {rates}; caught {forged}", flush=True)
     for name in RULES:
         rates = [r[name] for r in rows]
         print(f"{name}: mean false-alarm rate {np.mean(rates):.3f}, worst {np.max(rates):.3f}")
+    for shift in args.shifts:
+        rates = [r["caught"][str(shift)] for r in rows]
+        print(
+            f"range rule, record raised by {shift}: caught {np.mean(rates):.3f} on average, "
+            f"{np.min(rates):.3f} at least"
+        )
     if args.out is not None:
         summary = {
             k: {"mean": float(np.mean([r[k] for r in rows])), "worst": max(r[k] for r in rows)}
             for k in RULES
         }
+        summary["range_caught"] = {
+            str(k): {
+                "mean": float(np.mean([r["caught"][str(k)] for r in rows])),
+                "least": min(r["caught"][str(k)] for r in rows),
+            }
+            for k in args.shifts
+        }
         command = "python benchmarks/verify_false_alarms.py " + " ".join(
-            f"--{k} {v}" for k, v in vars(args).items() if k != "out"
+            f"--{k} {' '.join(map(str, v)) if isinstance(v, list) else v}"
+            for k, v in vars(args).items()
+            if k != "out"
         )
         args.out.write_text(
             json.dumps({"command": command, "summary": summary, "rows": rows}, indent=1) + "\n"
