@@ -35,3 +35,26 @@ def test_env_throughput_rejects_bad_sizes(bench):
     with pytest.raises(SystemExit) as e:
         bench.main(["--num-envs", "0"])
     assert e.value.code == 2
+
+
+def _load(name: str):
+    path = SCRIPT.parent / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_training_signal_reports_best_returns_and_last_entropies(tmp_path, capsys):
+    signal = _load("training_signal")
+    rows = [
+        {"iteration": 1, "sp_return": [0.0, 2.0], "ego_entropy": [1.5, 1.7], "env_steps": 10},
+        {"iteration": 2, "sp_return": [4.0, None], "ego_entropy": [0.1, 0.3], "env_steps": 20},
+        {"iteration": 3, "sp_return": [1.0, 1.0], "ego_entropy": [None, None], "env_steps": 30},
+    ]
+    (tmp_path / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert signal.signal(tmp_path) == pytest.approx({"max sp_return": 4.0, "last ego_entropy": 0.2})
+    assert signal.main([str(tmp_path)]) == 0
+    assert "max sp_return 4" in capsys.readouterr().out
+    assert signal.main([str(tmp_path / "missing")]) == 2
+    assert "no metrics.jsonl" in capsys.readouterr().out

@@ -34,7 +34,7 @@ __all__ = ["BRState", "init", "learner_params", "network", "train", "update"]
 @functools.lru_cache(maxsize=32)
 def network(config: BRConfig) -> MLPActorCritic:
     """The best response's architecture."""
-    env = make_env(config.task_id)
+    env = make_env(config.task_id, config.shaping)
     return MLPActorCritic(env.obs_dim, env.num_actions, num_value_heads=1, hidden=config.hidden)
 
 

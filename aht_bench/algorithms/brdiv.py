@@ -309,7 +309,7 @@ class Networks(NamedTuple):
 @functools.lru_cache(maxsize=32)
 def networks(config: BRDivConfig) -> Networks:
     """The three architectures of a run."""
-    env = make_env(config.task_id)
+    env = make_env(config.task_id, config.shaping)
     if env.num_agents != 2:
         raise ValueError(
             f"task_id={config.task_id!r} has {env.num_agents} seats; BRDiv here is for "
@@ -750,6 +750,7 @@ _QUICK_ENVS = 32
 
 def _quick(task_id: str) -> BRDivConfig:
     size, generation_updates, ego_updates = _QUICK_BUDGET[task_id]
+    shaping = presets.quick_method_shaping(task_id)
     return BRDivConfig(
         task_id=task_id,
         population_size=size,
@@ -758,9 +759,10 @@ def _quick(task_id: str) -> BRDivConfig:
         num_envs=_QUICK_ENVS,
         rollout_length=128,
         generation_ppo=_QUICK_PPO,
-        ego=_ego_preset("quick", task_id, total_timesteps=64 * 128 * ego_updates),
+        ego=_ego_preset("quick", task_id, total_timesteps=64 * 128 * ego_updates, shaping=shaping),
         generation_iterations=4,
         ego_iterations=4,
+        shaping=shaping,
     )
 
 

@@ -97,7 +97,7 @@ from aht_bench.policies.core import Params
 from aht_bench.policies.networks import MLPActorCritic
 from aht_bench.policies.population import Population
 from aht_bench.training import presets
-from aht_bench.training.config import PPOConfig
+from aht_bench.training.config import PPOConfig, normalise_shaping
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.partners import SampledTeammate, TeammatePool
 from aht_bench.training.ppo import LearnerState, make_optimizer, ppo_update
@@ -148,9 +148,13 @@ class ColeConfig:
     """Hidden layer sizes of every member's actor and critic MLPs."""
     shaped_reward_coef: float = 1.0
     """Training reward is `base + shaped_reward_coef * shaped`; cross-play uses the base return."""
+    shaping: tuple[tuple[str, float], ...] = ()
+    """Overcooked only: shaped-reward coefficients that replace the paper's for every learner
+    (as `RunConfig.shaping`, e.g. (("counter_pickup", 0.0),)); () keeps the paper's."""
 
     def __post_init__(self) -> None:
         check_task_id(self.task_id)
+        object.__setattr__(self, "shaping", normalise_shaping(self.task_id, self.shaping))
         hidden = tuple(int(h) for h in self.hidden)
         object.__setattr__(self, "hidden", hidden)
         require(len(hidden) >= 1 and min(hidden) >= 1, "hidden", hidden, "give sizes >= 1")
@@ -211,7 +215,7 @@ class ColeConfig:
     @property
     def eval_length(self) -> int:
         """Steps of a cross-play rollout: the task's horizon (one whole episode per env)."""
-        return int(make_env(self.task_id).horizon)
+        return int(make_env(self.task_id, self.shaping).horizon)
 
     def eval_steps(self, iteration: int) -> int:
         """Cross-play joint env steps of iteration `iteration` (0-based): member `iteration`
@@ -323,7 +327,7 @@ class Networks(NamedTuple):
 @functools.lru_cache(maxsize=32)
 def networks(config: ColeConfig) -> Networks:
     """The architectures of a run."""
-    env = make_env(config.task_id)
+    env = make_env(config.task_id, config.shaping)
     if env.num_agents != 2:
         raise ValueError(
             f"task_id={config.task_id!r} has {env.num_agents} seats; COLE here is for "
@@ -434,7 +438,7 @@ def _member_update(
 ) -> tuple[MemberPhaseState, dict[str, jax.Array]]:
     """One update: a rollout in each seat against partners drawn from the pool, one PPO update."""
     net, pairings = networks(config).member, _pairings(config)
-    env = make_env(config.task_id)
+    env = make_env(config.task_id, config.shaping)
     key, k_seat0, k_seat1, k_ppo = jax.random.split(carry.key, 4)
     params = carry.learner.params
     # self-play: slot 0 is the learner as it is now (weights put all mass on it)
@@ -468,7 +472,7 @@ def member_phase(
     partners drawn with `weights` (P,) from `slots` (leaves (P, ...)); in `self_play`, against
     itself. Returns its params and the per-update metrics (leaves (U,))."""
     pairings = _pairings(config)
-    env = make_env(config.task_id)
+    env = make_env(config.task_id, config.shaping)
     optimizer = make_optimizer(config.ppo, config.updates_per_iteration)
     key, k_seat0, k_seat1 = jax.random.split(key, 3)
     start = MemberPhaseState(
@@ -500,7 +504,7 @@ def first_episode_returns(trajectory: Trajectory, seat: int = 0) -> jax.Array:
 def pair_return(a: Params, b: Params, key: jax.Array, config: ColeConfig) -> jax.Array:
     """() mean base return of `config.eval_envs` episodes from p0 of member `a` in seat 0 with
     member `b` in seat 1 (one seed)."""
-    env = make_env(config.task_id)
+    env = make_env(config.task_id, config.shaping)
     pairing = _pairings(config).cross
     key_reset, key_rollout = jax.random.split(key)
     start = reset_rollout(env, pairing, key_reset, config.eval_envs)
@@ -785,6 +789,7 @@ def _quick(task_id: str) -> ColeConfig:
         alpha=alpha,
         c_uct=c_uct,
         eval_envs=32,
+        shaping=presets.quick_method_shaping(task_id),
     )
 
 

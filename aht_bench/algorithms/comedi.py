@@ -99,7 +99,7 @@ from aht_bench.policies.core import Carry, Extras, Params
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
 from aht_bench.training import presets
-from aht_bench.training.config import EgoConfig, PPOConfig
+from aht_bench.training.config import EgoConfig, PPOConfig, normalise_shaping
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.ppo import LearnerState, Stream, make_optimizer, ppo_update
 from aht_bench.training.rollout import (
@@ -166,9 +166,13 @@ class CoMeDiConfig:
     """GRU state size of the ego agent."""
     shaped_reward_coef: float = 1.0
     """Training reward is `base + shaped_reward_coef * shaped` for every learner."""
+    shaping: tuple[tuple[str, float], ...] = ()
+    """Overcooked only: shaped-reward coefficients that replace the paper's for every learner
+    (as `RunConfig.shaping`, e.g. (("counter_pickup", 0.0),)); () keeps the paper's."""
 
     def __post_init__(self) -> None:
         check_task_id(self.task_id)
+        object.__setattr__(self, "shaping", normalise_shaping(self.task_id, self.shaping))
         check_hidden(self, "teammate_hidden", "best_response_hidden")
         require(self.population_size >= 1, "population_size", self.population_size, "use >= 1")
         require(self.rollout_length >= 1, "rollout_length", self.rollout_length, "use >= 1")
@@ -251,6 +255,7 @@ class CoMeDiConfig:
             rollout_length=self.rollout_length,
             ppo=self.ego_ppo,
             shaped_reward_coef=self.shaped_reward_coef,
+            shaping=self.shaping,
             hidden=self.ego_hidden,
             learner_seat=PARTNER_SEAT,
         )
@@ -314,7 +319,7 @@ class Networks(NamedTuple):
 @functools.lru_cache(maxsize=32)
 def networks(config: CoMeDiConfig) -> Networks:
     """The three architectures of a run."""
-    env = make_env(config.task_id)
+    env = make_env(config.task_id, config.shaping)
     if env.num_agents != 2:
         raise ValueError(
             f"task_id={config.task_id!r} has {env.num_agents} seats; CoMeDi here is for "
@@ -470,7 +475,7 @@ def _branch_rollout(
     (leaves (T, E, ...)): the MP data (as `rotate.branch_rollout` does for SXP/XSP)."""
     assert states is not None, "the mixed rollout was not run with keep_states=True"
     flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), states)
-    env = AutoReset(make_env(config.task_id).env, StoredStates(flat))
+    env = AutoReset(make_env(config.task_id, config.shaping).env, StoredStates(flat))
     key_reset, key_rollout = jax.random.split(key)
     start = reset_rollout(env, pairing, key_reset, config.num_envs)
     _, trajectory = rollout(env, pairing, params, start, key_rollout, config.rollout_length)
@@ -546,7 +551,7 @@ def _generation_update(
 ) -> tuple[GenerationState, dict[str, jax.Array]]:
     """One PPO update of the teammate and of its BR (module docstring)."""
     nets, pairings = networks(config), _pairings(config)
-    env = make_env(config.task_id)
+    env = make_env(config.task_id, config.shaping)
     steps = config.rollout_length
     tm, br = carry.teammate.params, carry.best_response.params
     key, k_sp, k_xp, k_mixed, k_mp, k_tm, k_br = jax.random.split(carry.key, 7)
@@ -608,7 +613,7 @@ def generation_phase(
     Returns the trained teammate and BR params and the per-update metrics (leaves (U,)).
     """
     pairings = _pairings(config)
-    env = make_env(config.task_id)
+    env = make_env(config.task_id, config.shaping)
     optimizer = make_optimizer(config.teammate_ppo, config.teammate_updates)
     key, k_sp, k_xp, k_mixed = jax.random.split(key, 4)
     xp = mixed = None
@@ -873,6 +878,7 @@ def _quick(task_id: str) -> CoMeDiConfig:
         xp_coef=alpha,
         mp_coef=beta,
         ego_iterations=2,
+        shaping=presets.quick_method_shaping(task_id),
         **_from_ego_preset(dataclasses.replace(ego, total_timesteps=ego_steps)),
     )
 

@@ -35,7 +35,7 @@ __all__ = ["EgoState", "init", "learner_params", "network", "train", "update"]
 @functools.lru_cache(maxsize=32)
 def network(config: EgoConfig) -> RecurrentEgo:
     """The ego agent's architecture."""
-    env = make_env(config.task_id)
+    env = make_env(config.task_id, config.shaping)
     return RecurrentEgo(env.obs_dim, env.num_actions, hidden=config.hidden)
 
 

@@ -84,7 +84,7 @@ from aht_bench.policies.core import Params
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
 from aht_bench.training import presets
-from aht_bench.training.config import EgoConfig, IPPOConfig, PPOConfig
+from aht_bench.training.config import EgoConfig, IPPOConfig, PPOConfig, normalise_shaping
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.rollout import make_env
 from aht_bench.training.runs import IterationLoop
@@ -133,9 +133,13 @@ class FCPConfig:
     """The seat of the ego agent; pool members are the IPPO agents of the other seat."""
     shaped_reward_coef: float = 1.0
     """Training reward is `base + shaped_reward_coef * shaped` for IPPO and the ego."""
+    shaping: tuple[tuple[str, float], ...] = ()
+    """Overcooked only: shaped-reward coefficients that replace the paper's for every learner
+    (as `RunConfig.shaping`, e.g. (("counter_pickup", 0.0),)); () keeps the paper's."""
 
     def __post_init__(self) -> None:
         check_task_id(self.task_id)
+        object.__setattr__(self, "shaping", normalise_shaping(self.task_id, self.shaping))
         check_hidden(self, "teammate_hidden")
         for name in (
             "num_ippo_seeds",
@@ -223,6 +227,7 @@ class FCPConfig:
             rollout_length=self.teammate_rollout_length,
             ppo=self.teammate_ppo,
             shaped_reward_coef=self.shaped_reward_coef,
+            shaping=self.shaping,
             hidden=self.teammate_hidden,
         )
 
@@ -236,6 +241,7 @@ class FCPConfig:
             rollout_length=self.ego_rollout_length,
             ppo=self.ego_ppo,
             shaped_reward_coef=self.shaped_reward_coef,
+            shaping=self.shaping,
             hidden=self.ego_hidden,
             learner_seat=self.ego_seat,
         )
@@ -298,7 +304,7 @@ class Networks(NamedTuple):
 @functools.lru_cache(maxsize=32)
 def networks(config: FCPConfig) -> Networks:
     """The architectures of a run: IPPO's agents (the pool's members) and the ego."""
-    env = make_env(config.task_id)
+    env = make_env(config.task_id, config.shaping)
     if env.num_agents != 2:
         raise ValueError(
             f"task_id={config.task_id!r} has {env.num_agents} seats; FCP here is for "
@@ -606,6 +612,7 @@ def _quick(task_id: str) -> FCPConfig:
         ego_rollout_length=ego_quick.rollout_length,
         ego_ppo=ego_quick.ppo,
         ego_iterations=ego_iterations,
+        shaping=presets.quick_method_shaping(task_id),
     )
 
 

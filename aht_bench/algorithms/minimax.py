@@ -72,7 +72,7 @@ from aht_bench.algorithms.rotate import RotateState
 from aht_bench.policies.core import Params
 from aht_bench.policies.population import Population
 from aht_bench.training import presets
-from aht_bench.training.config import PPOConfig
+from aht_bench.training.config import PPOConfig, normalise_shaping
 from aht_bench.training.runs import IterationLoop
 
 __all__ = [
@@ -117,6 +117,9 @@ class MinimaxConfig:
     """The ego agent's seat; the teammate plays the other."""
     shaped_reward_coef: float = 1.0
     """Training reward is `base + shaped_reward_coef * shaped` for every learner."""
+    shaping: tuple[tuple[str, float], ...] = ()
+    """Overcooked only: shaped-reward coefficients that replace the paper's for every learner
+    (as `RunConfig.shaping`, e.g. (("counter_pickup", 0.0),)); () keeps the paper's."""
     reset_ego_critic: bool = True
     """Re-initialise the ego's critic head at each ego update (ROTATE's Alg. rotate_ego_update)."""
 
@@ -124,6 +127,7 @@ class MinimaxConfig:
         sizes = tuple(int(h) for h in self.teammate_hidden)
         object.__setattr__(self, "teammate_hidden", sizes)
         self.rotate_config  # noqa: B018  (validates every field, naming it)
+        object.__setattr__(self, "shaping", normalise_shaping(self.task_id, self.shaping))
 
     @property
     def rotate_config(self) -> rotate.RotateConfig:
@@ -142,6 +146,7 @@ class MinimaxConfig:
             ego_hidden=self.ego_hidden,
             ego_seat=self.ego_seat,
             shaped_reward_coef=self.shaped_reward_coef,
+            shaping=self.shaping,
             reset_ego_critic=self.reset_ego_critic,
         )
 
@@ -269,6 +274,7 @@ def _quick(task_id: str) -> MinimaxConfig:
         rollout_length=128,
         teammate_ppo=_QUICK_PPO,
         ego_ppo=_QUICK_EGO_PPO,
+        shaping=presets.quick_method_shaping(task_id),
     )
 
 

@@ -95,7 +95,7 @@ from aht_bench.policies.core import Params
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
 from aht_bench.training import presets
-from aht_bench.training.config import PPOConfig
+from aht_bench.training.config import PPOConfig, normalise_shaping
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.ppo import LearnerState, make_optimizer, ppo_update
 from aht_bench.training.rollout import (
@@ -161,9 +161,13 @@ class PairedConfig:
     """The seat of the ego agent and of the best response; the teammate plays the other."""
     shaped_reward_coef: float = 1.0
     """Training reward is `base + shaped_reward_coef * shaped` for every learner."""
+    shaping: tuple[tuple[str, float], ...] = ()
+    """Overcooked only: shaped-reward coefficients that replace the paper's for every learner
+    (as `RunConfig.shaping`, e.g. (("counter_pickup", 0.0),)); () keeps the paper's."""
 
     def __post_init__(self) -> None:
         check_task_id(self.task_id)
+        object.__setattr__(self, "shaping", normalise_shaping(self.task_id, self.shaping))
         check_hidden(self, "teammate_hidden", "best_response_hidden")
         require(self.iterations >= 1, "iterations", self.iterations, "use at least 1")
         require(self.num_envs >= 1, "num_envs", self.num_envs, "use at least 1")
@@ -254,7 +258,7 @@ def ego_loss_terms(config: PairedConfig) -> tuple[LossTerm, ...]:
 @functools.lru_cache(maxsize=32)
 def networks(config: PairedConfig) -> Networks:
     """The three architectures of a run."""
-    env = make_env(config.task_id)
+    env = make_env(config.task_id, config.shaping)
     if env.num_agents != 2:
         raise ValueError(
             f"task_id={config.task_id!r} has {env.num_agents} seats; PAIRED here is for "
@@ -317,7 +321,7 @@ class PairedState(NamedTuple):
 def init(key: jax.Array, config: PairedConfig) -> PairedState:
     """A fresh run for one seed: three random learners, freshly reset envs."""
     nets, pairings = networks(config), _pairings(config)
-    env = make_env(config.task_id)
+    env = make_env(config.task_id, config.shaping)
     k_ego, k_tm, k_br, k_sp, k_xp, key = jax.random.split(key, 6)
     tm_opt, ego_opt = _optimizers(config)
     ego = init_params(nets.ego, k_ego)
@@ -349,7 +353,7 @@ def update(state: PairedState, config: PairedConfig) -> tuple[PairedState, dict[
     teammate (per-trajectory regret), the BR (SP) and the ego (XP), all on data collected
     before any of them. Pure and jittable."""
     nets, pairings = networks(config), _pairings(config)
-    env = make_env(config.task_id)
+    env = make_env(config.task_id, config.shaping)
     steps = config.rollout_length
     tm, br, ego = state.teammate.params, state.best_response.params, state.ego.params
     key, k_sp, k_xp, k_tm, k_br, k_ego = jax.random.split(state.key, 6)
@@ -516,6 +520,7 @@ def _quick(task_id: str) -> PairedConfig:
         rollout_length=128,
         teammate_ppo=_QUICK_PPO,
         ego_ppo=_QUICK_EGO_PPO,
+        shaping=presets.quick_method_shaping(task_id),
     )
 
 

@@ -96,7 +96,7 @@ from aht_bench.policies.core import Carry, Extras, Params
 from aht_bench.policies.networks import GRUCarry, MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
 from aht_bench.training import presets
-from aht_bench.training.config import EgoConfig, PPOConfig
+from aht_bench.training.config import EgoConfig, PPOConfig, normalise_shaping
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.partners import SampledTeammate, TeammatePool
 from aht_bench.training.ppo import (
@@ -172,6 +172,9 @@ class RotateConfig:
     """The seat of the ego agent and of the best response; the teammate plays the other."""
     shaped_reward_coef: float = 1.0
     """Training reward is `base + shaped_reward_coef * shaped` for every learner."""
+    shaping: tuple[tuple[str, float], ...] = ()
+    """Overcooked only: shaped-reward coefficients that replace the paper's for every learner
+    (as `RunConfig.shaping`, e.g. (("counter_pickup", 0.0),)); () keeps the paper's."""
     reset_ego_critic: bool = True
     """Re-initialise the ego's critic head at each ego update (Alg. rotate_ego_update line 3)."""
     branch_weights: str = "unit"
@@ -181,6 +184,7 @@ class RotateConfig:
 
     def __post_init__(self) -> None:
         check_task_id(self.task_id)
+        object.__setattr__(self, "shaping", normalise_shaping(self.task_id, self.shaping))
         check_choice("variant", self.variant, VARIANTS)
         check_choice("branch_weights", self.branch_weights, BRANCH_WEIGHTS)
         check_hidden(self, "teammate_hidden", "best_response_hidden")
@@ -273,6 +277,7 @@ class RotateConfig:
             rollout_length=self.rollout_length,
             ppo=self.ego_ppo,
             shaped_reward_coef=self.shaped_reward_coef,
+            shaping=self.shaping,
             hidden=self.ego_hidden,
             learner_seat=self.ego_seat,
         )
@@ -341,7 +346,7 @@ class Networks(NamedTuple):
 @functools.lru_cache(maxsize=32)
 def networks(config: RotateConfig) -> Networks:
     """The three architectures of a run."""
-    env = make_env(config.task_id)
+    env = make_env(config.task_id, config.shaping)
     if env.num_agents != 2:
         raise ValueError(
             f"task_id={config.task_id!r} has {env.num_agents} seats; ROTATE here is for "
@@ -496,7 +501,9 @@ def branch_rollout(
     lines SampleStates/Interact); an episode that ends inside the rollout restarts from another
     drawn state, and the last one is bootstrapped where the rollout cuts it.
     """
-    env = AutoReset(make_env(config.task_id).env, StoredStates(_flat_states(states)))
+    env = AutoReset(
+        make_env(config.task_id, config.shaping).env, StoredStates(_flat_states(states))
+    )
     key_reset, key_rollout = jax.random.split(key)
     start = reset_rollout(env, pairing, key_reset, config.num_envs)
     _, trajectory = rollout(env, pairing, params, start, key_rollout, config.rollout_length)
@@ -544,7 +551,7 @@ def _teammate_update(
     """One update of Alg. rotate_teamgen_alg: collect the rollouts, one PPO update of the
     teammate (its loss terms) and one of the BR (L_BR)."""
     nets, pairings = networks(config), _pairings(config)
-    env = make_env(config.task_id)
+    env = make_env(config.task_id, config.shaping)
     steps = config.rollout_length
     assert carry.best_response is not None and carry.sp is not None
     tm, br = carry.teammate.params, carry.best_response.params
@@ -595,7 +602,7 @@ def _minimax_teammate_update(
     PPO update of the teammate on its loss terms (minus the ego's return); no SP, no BR."""
     key, k_xp, k_tm = jax.random.split(carry.key, 3)
     tm = carry.teammate.params
-    env, steps = make_env(config.task_id), config.rollout_length
+    env, steps = make_env(config.task_id, config.shaping), config.rollout_length
     xp_state, xp = rollout(env, _pairings(config).xp, (ego, tm), carry.xp, k_xp, steps)
     streams = loss_streams(teammate_loss_terms(config), {"xp": (xp, 0)}, config.teammate_ppo)
     optimizer = make_optimizer(config.teammate_ppo, config.teammate_updates)
@@ -621,7 +628,7 @@ def teammate_phase(
     Returns the trained teammate and BR params and the per-update metrics (leaves (U,)).
     """
     pairings = _pairings(config)
-    env = make_env(config.task_id)
+    env = make_env(config.task_id, config.shaping)
     optimizer = make_optimizer(config.teammate_ppo, config.teammate_updates)
     key, k_sp, k_xp, k_mixed = jax.random.split(key, 4)
     mixed = None
@@ -674,7 +681,9 @@ def ego_phase(
     start = FixedPartnerState(
         learner=LearnerState(ego, optimizer.init(ego)),
         teammates=pool,
-        rollout=reset_rollout(make_env(config.task_id), pairings.ego, key_envs, config.num_envs),
+        rollout=reset_rollout(
+            make_env(config.task_id, config.shaping), pairings.ego, key_envs, config.num_envs
+        ),
         key=key,
         update_step=jnp.zeros((), jnp.int32),
     )
@@ -983,6 +992,7 @@ def _quick(task_id: str) -> RotateConfig:
         competence_weight_sp=float(lambda_2),
         mixed_play_xp_coef=alpha,
         mixed_play_coef=beta,
+        shaping=presets.quick_method_shaping(task_id),
     )
 
 
@@ -1042,7 +1052,7 @@ class SabotageResult(NamedTuple):
 
 
 def _sabotage_game(config: RotateConfig) -> RepeatedMatrixGame:
-    env = make_env(config.task_id).env
+    env = make_env(config.task_id, config.shaping).env
     if not isinstance(env, RepeatedMatrixGame) or env.ending_action is None:
         raise ValueError(f"task_id={config.task_id!r} is not the sabotage game (sabotage-v1)")
     return env
