@@ -131,9 +131,10 @@ _QUICK_BUDGET = {
 
 # The methods' quick presets (ROTATE and the six baselines) train every learner on coord_ring,
 # forced_coord and counter_circuit with pickups off a counter unpaid. With the paper's shaping
-# (counter_pickup 1) no method's quick run ever scored a soup on coord_ring or forced_coord: the
-# learners settle on dropping an item on a counter and picking it up again (+0.1 every second
-# step) and their entropy collapses (benchmarks/results/hard_layout_quick_shaping.md). The
+# (counter_pickup 1) the methods' quick runs on coord_ring and forced_coord kept a sparse
+# training return of 0 (0.05 at best over 14 runs): the learners settle on dropping an item on
+# a counter and picking it up again (+0.1 every second step) and their entropy collapses
+# (benchmarks/results/hard_layout_quick_shaping.md). The
 # `ippo`, `br` and `ego` quick presets keep the paper's shaping: the heldout v1 recipes are
 # built from them and a published recipe never changes.
 QUICK_METHOD_SHAPING: dict[str, tuple[tuple[str, float], ...]] = {
