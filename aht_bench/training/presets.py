@@ -134,9 +134,9 @@ _QUICK_BUDGET = {
 # (counter_pickup 1) the methods' quick runs on coord_ring and forced_coord kept a sparse
 # training return of 0 (0.05 at best over 14 runs): the learners settle on dropping an item on
 # a counter and picking it up again (+0.1 every second step) and their entropy collapses
-# (benchmarks/results/hard_layout_quick_shaping.md). The
-# `ippo`, `br` and `ego` quick presets keep the paper's shaping: the heldout v1 recipes are
-# built from them and a published recipe never changes.
+# (benchmarks/results/hard_layout_quick_shaping.md). The `ippo`, `br` and `ego` quick presets
+# keep the paper's shaping: the heldout v1 recipes are built from them and a published recipe
+# never changes.
 QUICK_METHOD_SHAPING: dict[str, tuple[tuple[str, float], ...]] = {
     "overcooked-counter_circuit-v1": (("counter_pickup", 0.0),),
     "overcooked-coord_ring-v1": (("counter_pickup", 0.0),),
