@@ -5,6 +5,7 @@ run folder into such a bundle and leaves unfinished runs alone.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.util
 import json
@@ -17,6 +18,7 @@ import pytest
 from aht_bench import envs
 from aht_bench.policies import load_policy, read_card, save_policy
 from aht_bench.policies.networks import RecurrentEgo
+from aht_bench.training.runs import RunSpec
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 
@@ -66,6 +68,50 @@ def test_bundled_reference_agent_is_on_the_leaderboard(folder: Path):
     assert entry["leaderboard"]["name"] == f"{card['method']} ({card['preset']})"
     assert entry["payload"]["teammate_set"]["version"] == "v1"
     assert entry["payload"]["task_id"] == card["task_id"]
+
+
+def _config_mismatches(card: object, now: object, where: str = "config") -> list[str]:
+    """Where the config a card records differs from the dataclass config `now`. A field the card
+    lacks was added to the config after the bundle was trained: it matches when its value now
+    is the field's default (what the code did before the field existed)."""
+    if not dataclasses.is_dataclass(now):
+        now_json = json.loads(json.dumps(now, default=list))
+        return [] if card == now_json else [f"{where}: card {card!r}, preset now {now_json!r}"]
+    assert isinstance(card, dict), where
+    out = []
+    for field in dataclasses.fields(now):
+        value = getattr(now, field.name)
+        if field.name in card:
+            out += _config_mismatches(card[field.name], value, f"{where}.{field.name}")
+        elif field.default is dataclasses.MISSING or value != field.default:
+            out.append(f"{where}.{field.name}: not in the card, preset now {value!r}")
+    out += [f"{where}.{k}: in the card, not in the preset now" for k in card if k not in
+            {f.name for f in dataclasses.fields(now)}]  # fmt: skip
+    return out
+
+
+@pytest.mark.parametrize("folder", BUNDLES, ids=lambda p: f"{p.parent.name}-{p.name}")
+def test_bundled_reference_agent_is_what_its_command_trains_today(folder: Path):
+    """The card's command (`aht-bench train METHOD --preset quick ...`) must still train what is
+    bundled: a preset changed since (e.g. its shaping) makes the bundle stale; retrain it with
+    `python agents/reference.py all --runs RUNS --methods M --tasks T`."""
+    card = json.loads((folder / "card.json").read_text())
+    spec = RunSpec(card["algorithm"], card["task_id"], card["preset"], card["num_seeds"])
+    assert _config_mismatches(card["config"], spec.config()) == []
+
+
+def test_a_changed_preset_field_is_named():
+    card = json.loads((BUNDLES[0] / "card.json").read_text())
+    spec = RunSpec(card["algorithm"], card["task_id"], card["preset"], card["num_seeds"])
+    now = spec.config()
+    edited = card["config"] | {"task_id": "lbf-v1"}
+    assert _config_mismatches(edited, now) == [
+        f"config.task_id: card 'lbf-v1', preset now {now.task_id!r}"
+    ]
+    missing = {k: v for k, v in card["config"].items() if k != "task_id"}
+    assert _config_mismatches(missing, now) == [
+        f"config.task_id: not in the card, preset now {now.task_id!r}"
+    ]
 
 
 def _fake_run(root: Path, finished: bool) -> None:
