@@ -467,6 +467,17 @@ def shipped_versions(task_id: str, heldout: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name != "dev" and (p / MANIFEST).is_file())
 
 
+def _redo_version(version: str, shipped: list[str]) -> str:
+    """The set to name in a fix: the record's own version when it is shipped, else the
+    evaluator's default, else the first shipped one."""
+    from aht_bench.heldout import DEFAULT_VERSION
+
+    for candidate in (version, DEFAULT_VERSION):
+        if candidate in shipped:
+            return candidate
+    return shipped[0] if shipped else DEFAULT_VERSION
+
+
 def _heldout_problems(payload: dict[str, Any], heldout: Path) -> list[Problem]:
     from aht_bench.evaluation.sets import TeammateSetError, read_manifest
 
@@ -475,7 +486,7 @@ def _heldout_problems(payload: dict[str, Any], heldout: Path) -> list[Problem]:
     version = ts["version"]
     shipped = shipped_versions(task_id, heldout)
     redo = (
-        f"`aht-bench evaluate AGENT --task {task_id} --teammates {shipped[0] if shipped else 'v1'}`"
+        f"`aht-bench evaluate AGENT --task {task_id} --teammates {_redo_version(version, shipped)}`"
     )
     if version == "dev" or ts["development_set"]:
         return [

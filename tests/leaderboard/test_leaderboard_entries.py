@@ -6,8 +6,20 @@ score); the committed README table and index.html are what render writes."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from lb_helpers import COMMITTED, REPO, ci_check, load_record, messages, rescore, returns_of, run
+from lb_helpers import (
+    COMMITTED,
+    REPO,
+    ci_check,
+    load_record,
+    messages,
+    rescore,
+    returns_of,
+    run,
+    tamper,
+)
 
 from aht_bench.leaderboard import verify
 from aht_bench.leaderboard.board import render_files
@@ -74,6 +86,19 @@ def test_a_reference_entry_reruns_to_the_recorded_returns(path):
     assert rerun.identical == rerun.compared, (
         f"{rerun.identical} of {rerun.compared} re-run returns equal the record's"
     )
+
+
+@pytest.mark.parametrize("kind", ["heldout_version", "heldout_hash"])
+def test_a_heldout_problem_names_the_set_to_evaluate_against(tmp_path, kind):
+    """Overcooked ships two published sets (v1 and human-proxy-v1): the fix names the record's
+    own version when it is shipped, else the default v1, never the alphabetically first."""
+    (path,) = [p for p in ENTRIES if p.name == "rotate-quick--overcooked-cramped-room-v1--v1.json"]
+    bad = tmp_path / path.name
+    bad.write_text(json.dumps(tamper(read_json(path), kind)))
+    (message,) = messages(ci_check(bad))
+    assert message.endswith(
+        "`aht-bench evaluate AGENT --task overcooked-cramped_room-v1 --teammates v1`"
+    ), message
 
 
 def test_ci_overlap_worked_by_hand():
