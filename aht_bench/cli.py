@@ -652,26 +652,41 @@ def _resolves(name: str) -> bool:
 
 
 def _print_result(record: dict[str, Any]) -> None:
-    from aht_bench.evaluation.record import agent_files, is_multi_seed
+    from aht_bench.evaluation import record as rec
 
     payload = record["payload"]
     members = payload["members"]
+    above = rec.members_above_one(payload)
     width = max(12, *(len(m["name"]) for m in members))
     conf = int(round(100 * payload["protocol"]["bootstrap"]["confidence"]))
-    seeds = len(agent_files(payload)) if is_multi_seed(payload) else 0
+    seeds = len(rec.agent_files(payload)) if rec.is_multi_seed(payload) else 0
     over = f" over {seeds} seeds" if seeds else ""
-    click.echo(f"{'member':{width}s}  {'lower':>7s}  {'upper':>8s}  {'mean return':>11s}  "
-               f"normalised [{conf}% CI{over}]")  # fmt: skip
-    for m in members:
+    # the per-seat means show an agent that plays only one side of a divided layout
+    seat_labels = [f"ego {rec.seating_label(s)}" for s in payload["protocol"]["seatings"]]
+    per_seat = rec.mean_returns_per_seating(payload)
+    seat_head = "".join(f"  {label:>10s}" for label in seat_labels)
+    click.echo(f"{'member':{width}s}  {'lower':>7s}  {'upper':>8s}  {'mean return':>11s}"
+               f"{seat_head}  normalised [{conf}% CI{over}]")  # fmt: skip
+    for m, seat_means in zip(members, per_seat, strict=True):
         lo, hi = m["normalized"]["ci"]
+        seat_cells = "".join(
+            f"  {v:>{max(10, len(label))}.4g}"
+            for v, label in zip(seat_means, seat_labels, strict=True)
+        )
+        flag = "  > 1: bound too low" if any(m is a for a in above) else ""
         click.echo(
             f"{m['name']:{width}s}  {m['lower']:7.4g}  {m['upper']:8.4g}  "
-            f"{m['mean_return']:11.4g}  {m['normalized']['value']:6.3f} [{lo:.3f}, {hi:.3f}]"
+            f"{m['mean_return']:11.4g}{seat_cells}  {m['normalized']['value']:6.3f} "
+            f"[{lo:.3f}, {hi:.3f}]{flag}"
         )
+    click.echo(
+        "(mean return: over every seating; ego seat N: with the agent in seat N, the member in "
+        "the other seat(s))"
+    )
     n_ep = payload["protocol"]["episodes"]
     n_seat = len(payload["protocol"]["seatings"])
     if seeds:
-        for i, f in enumerate(agent_files(payload)):
+        for i, f in enumerate(rec.agent_files(payload)):
             mean = sum(m["normalized_per_seed"][i] for m in members) / len(members)
             click.echo(f"seed {i} ({f['file']}): mean normalised score {mean:.3f}")
         click.echo(
@@ -689,12 +704,8 @@ def _print_result(record: dict[str, Any]) -> None:
         agg = payload["aggregates"][key]
         lo, hi = agg["ci"]
         click.echo(f"  {label:10s} {agg['value']:6.3f} [{lo:.3f}, {hi:.3f}]")
-    above = [m for m in members if m["normalized"]["value"] > 1.0]
     for m in above:
-        click.echo(
-            f"note: the agent beats the upper bound of {m['name']} (score "
-            f"{m['normalized']['value']:.3f}); by the paper's procedure that bound is raised"
-        )
+        click.echo(f"warning: {rec.above_one_message(m)}; by the paper's procedure it is raised")
 
 
 def _result_paths(

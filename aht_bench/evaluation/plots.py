@@ -15,7 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from aht_bench.evaluation.record import agent_files, agent_label, is_multi_seed
+from aht_bench.evaluation.record import (
+    agent_files,
+    agent_label,
+    is_multi_seed,
+    mean_returns_per_seating,
+    members_above_one,
+    seating_label,
+)
 from aht_bench.evaluation.scores import AGGREGATES
 
 _LABELS = {"mean": "Mean", "iqm": "IQM", "median": "Median", "worst_case": "Worst case"}
@@ -42,10 +49,14 @@ def _pyplot() -> Any:
 
 
 def plot_result(record: dict[str, Any], path: Path) -> None:
-    """Bars of each member's normalised score and of the aggregate mean, with 95% CIs."""
+    """Top: bars of each member's normalised score and of the aggregate mean, with 95% CIs
+    (a member scoring above 1 in red: its upper bound is too low). Bottom: each member's mean
+    base return per seating, next to its upper bound, so that an agent playing only one side of
+    a divided layout shows."""
     plt = _pyplot()
     payload = record["payload"]
     members = payload["members"]
+    above = {m["name"] for m in members_above_one(payload)}
     names = [m["name"] for m in members] + ["mean (all)"]
     values = [m["normalized"]["value"] for m in members]
     cis = [m["normalized"]["ci"] for m in members]
@@ -54,11 +65,13 @@ def plot_result(record: dict[str, Any], path: Path) -> None:
     cis.append(agg["ci"])
     v = np.asarray(values)
     err = np.abs(np.asarray(cis).T - v)
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.7 * len(names) + 1.5), 3.8))
-    colors = ["#4c72b0"] * len(members) + ["#dd8452"]
+    fig, (ax, ax_seat) = plt.subplots(
+        2, 1, figsize=(max(4.0, 0.7 * len(names) + 1.5), 6.4), sharex=True,
+        gridspec_kw={"height_ratios": [3, 2]},
+    )  # fmt: skip
+    colors = ["#c44e52" if m["name"] in above else "#4c72b0" for m in members] + ["#dd8452"]
     ax.bar(range(len(names)), v, yerr=err, color=colors, capsize=3)
     ax.axhline(1.0, color="grey", linestyle="--", linewidth=1)
-    ax.set_xticks(range(len(names)), names, rotation=35, ha="right", fontsize=8)
     ax.set_ylabel("normalised return (BRProx)")
     conf = int(round(100 * payload["protocol"]["bootstrap"]["confidence"]))
     episodes = payload["protocol"]["episodes"]
@@ -69,12 +82,29 @@ def plot_result(record: dict[str, Any], path: Path) -> None:
         )
     else:
         protocol = f"{episodes} episodes per seating, {conf}% bootstrap CIs"
+    flagged = f"\nred: mean score above 1, the bound is too low ({', '.join(sorted(above))})"
     ax.set_title(
         f"{agent_label(payload)} on {payload['task_id']}\n"
-        f"teammates {payload['teammate_set']['id']}, {protocol}",
+        f"teammates {payload['teammate_set']['id']}, {protocol}" + (flagged if above else ""),
         fontsize=9,
     )
-    ax.set_ylim(min(0.0, float(np.min(v - err[0])) - 0.05), max(1.1, float(np.max(v + err[1]))))
+    ax.set_ylim(
+        min(0.0, float(np.min(v - err[0])) - 0.05), max(1.1, float(np.max(v + err[1])) + 0.05)
+    )
+
+    seatings = payload["protocol"]["seatings"]
+    per_seat = mean_returns_per_seating(payload)  # (members, seatings)
+    slot = 0.8 / len(seatings)
+    for i, seating in enumerate(seatings):
+        x = np.arange(len(members)) - 0.4 + slot * (i + 0.5)
+        ax_seat.bar(
+            x, per_seat[:, i], width=slot, color=f"C{i}", label=f"ego {seating_label(seating)}"
+        )
+    upper = [m["upper"] for m in members]
+    ax_seat.scatter(range(len(members)), upper, marker="_", s=300, color="k", label="upper bound")
+    ax_seat.set_ylabel("mean base return")
+    ax_seat.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax_seat.set_xticks(range(len(names)), names, rotation=35, ha="right", fontsize=8)
     _save(fig, path)
 
 

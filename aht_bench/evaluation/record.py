@@ -221,6 +221,38 @@ def returns_of(payload: dict[str, Any]) -> np.ndarray:
     return np.asarray([[[m["returns"][k] for k in keys] for m in members]], np.float64)
 
 
+def seating_label(seating: list[int] | tuple[int, ...]) -> str:
+    """How tables name a seating (the agent's seats): "seat 0", "seats 0,1"."""
+    seats = ",".join(str(s) for s in seating)
+    return f"seat {seats}" if len(seating) == 1 else f"seats {seats}"
+
+
+def mean_returns_per_seating(payload: dict[str, Any]) -> np.ndarray:
+    """(members, seatings): each member's mean base return with the agent in each seating of
+    `protocol.seatings`, over episodes (and seeds), from the per-episode returns. Display only:
+    an agent that learned one side of a divided layout shows e.g. 53.1 in seat 0 and 0.0 in
+    seat 1, which the mean over seatings hides."""
+    return returns_of(payload).mean(axis=(0, 3))
+
+
+def members_above_one(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """The member entries whose mean BRProx exceeds 1: the agent beat the member's upper bound,
+    so the bound is too low. The mean, not the CI's upper end: with a point estimate near 1 the
+    upper end often passes 1 by chance; the mean passing 1 is the paper's cue to raise it."""
+    return [m for m in payload["members"] if m["normalized"]["value"] > 1.0]
+
+
+def above_one_message(member: dict[str, Any]) -> str:
+    """One line naming a member whose mean score exceeds 1, its score and its bound."""
+    lo, hi = member["normalized"]["ci"]
+    chance = "; the CI reaches 1, so it may be chance" if lo <= 1.0 else ""
+    return (
+        f"mean score {member['normalized']['value']:.3f} [CI {lo:.3f}, {hi:.3f}] above 1 "
+        f"against {member['name']} (mean return {member['mean_return']:.4g} > upper bound "
+        f"{member['upper']:.4g}{chance}): the bound is too low"
+    )
+
+
 def episode_score_matrices(record: dict[str, Any]) -> np.ndarray:
     """(files, episodes, members): per agent file, each episode's normalised return averaged
     over seatings, the runs = episodes matrix a one-file evaluation of that file scores."""

@@ -11,6 +11,10 @@ appended when missing). The HTML page is one self-contained file: inline CSS, th
 as JSON that an inline script turns into sortable tables (click a column header), and per
 entry an inline SVG chart of the per-teammate scores with their CIs; nothing is fetched.
 
+An entry whose mean score against a teammate exceeds 1 beat that teammate's upper bound, which
+is then too low: its name is marked with a dagger and a footnote under its table names the
+teammate, the score and the bound (the per-entry chart draws that teammate's bar in red).
+
 Output depends only on the entries (no dates, no paths of this machine, sorted input), so
 rendering twice gives the same bytes.
 
@@ -36,6 +40,9 @@ SCORE_NOTE = (
 _FORMULA = "(R - lower) / (upper - lower)"
 _DOCS = "../docs/leaderboard.md"
 _AGGREGATES = (("mean", "mean"), ("iqm", "IQM"), ("worst_case", "worst case"))
+
+_ABOVE_ONE = "\u2020"  # the dagger after the name of an entry scoring above 1 somewhere
+_ABOVE_ONE_COLOR = "#b2182b"
 
 Entry = tuple[str, dict[str, Any]]  # (slug, entry)
 
@@ -118,6 +125,37 @@ def _agent_short(entry: dict[str, Any]) -> str:
     return f"{names} ({', '.join(f['sha256'][:8] for f in files)})"
 
 
+def above_one(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """The members against which the entry's mean score exceeds 1 (the mean, not the CI's
+    upper end, as `aht_bench.evaluation.record.members_above_one`)."""
+    return [m for m in entry["payload"]["members"] if m["normalized"]["value"] > 1.0]
+
+
+def _display_name(entry: dict[str, Any]) -> str:
+    name = entry["leaderboard"]["name"]
+    return f"{name} {_ABOVE_ONE}" if above_one(entry) else name
+
+
+def above_one_notes(entry: dict[str, Any]) -> list[str]:
+    """One sentence per member the entry scores above 1 against, naming it and its bound."""
+    return [
+        f"score above 1 against {m['name']}: the bound is too low (mean score "
+        f"{_estimate(m['normalized'])}, mean return {m['mean_return']:.4g}, upper bound "
+        f"{m['upper']:.4g})"
+        for m in above_one(entry)
+    ]
+
+
+def _footnotes(members: list[Entry]) -> list[tuple[str, str, str]]:
+    """The footnotes of a group's table, one per entry with a member above 1: (entry name,
+    slug, the notes)."""
+    return [
+        (entry["leaderboard"]["name"], slug, "; ".join(notes))
+        for slug, entry in members
+        if (notes := above_one_notes(entry))
+    ]
+
+
 def _group_title(key: tuple[str, str]) -> str:
     return f"{key[0]}, heldout {key[1]}"
 
@@ -154,12 +192,14 @@ def render_table(entries: list[Entry]) -> str:
         lines.append("|" + "|".join("--:" if h in ("#", "seeds") else "---" for h in head) + "|")
         for rank, (slug, entry) in enumerate(members, 1):
             aggregates = entry["payload"]["aggregates"]
-            cells = [str(rank), f"{_md(entry['leaderboard']['name'])} (`{slug}`)"]
+            cells = [str(rank), f"{_md(_display_name(entry))} (`{slug}`)"]
             cells += [_estimate(aggregates[name]) for name, _ in _AGGREGATES]
             cells += [str(_seeds(entry)), _episodes(entry), f"`{_md(_agent(entry))}`"]
             cells.append(_md(entry["leaderboard"]["description"]))
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
+        for name, slug, notes in _footnotes(members):
+            lines += [f"{_ABOVE_ONE} {_md(name)} (`{slug}`): {_md(notes)}", ""]
     lines += ["Per-teammate scores: index.html (open it in a browser).", "", END]
     return "\n".join(lines) + "\n"
 
@@ -287,7 +327,7 @@ def _row(rank: int, slug: str, entry: dict[str, Any]) -> dict[str, Any]:
     return {
         "rank": rank,
         "slug": slug,
-        "name": entry["leaderboard"]["name"],
+        "name": _display_name(entry),
         "description": entry["leaderboard"]["description"],
         "seeds": _seeds(entry),
         "episodes": _episodes(entry),
@@ -302,7 +342,11 @@ def _x(value: float, lo: float, hi: float, left: float, width: float) -> float:
 def member_chart(entry: dict[str, Any]) -> str:
     """An inline SVG: a bar per heldout teammate (its score) with its CI, and the mean."""
     members = entry["payload"]["members"]
-    bars = [(m["name"], m["normalized"], "#4c78a8") for m in members]
+    flagged = {m["name"] for m in above_one(entry)}
+    bars = [
+        (m["name"], m["normalized"], _ABOVE_ONE_COLOR if m["name"] in flagged else "#4c78a8")
+        for m in members
+    ]
     bars.append(("mean", entry["payload"]["aggregates"]["mean"], "#e45756"))
     lo = min(0.0, *(b[1]["ci"][0] for b in bars))
     hi = max(1.0, *(b[1]["ci"][1] for b in bars))
@@ -379,6 +423,11 @@ def render_html(entries: list[Entry]) -> str:
             f"<h2>{e(_group_heading(key, members))}</h2>",
             f'<div class="scroll"><table class="board" data-group="{e(group_id)}">'
             "<thead><tr></tr></thead><tbody></tbody></table></div>",
+            *(
+                f'<p class="above-one">{_ABOVE_ONE} <a href="#entry-{e(slug)}">{e(name)}</a>: '
+                f"{e(notes)}</p>"
+                for name, slug, notes in _footnotes(members)
+            ),
         ]
         for slug, entry in members:
             block = entry["leaderboard"]
@@ -386,6 +435,10 @@ def render_html(entries: list[Entry]) -> str:
                 f'<section class="entry" id="entry-{e(slug)}">',
                 f"<h3>{e(block['name'])}: {e(_group_title(key))}</h3>",
                 f"<p>{e(block['description'])}</p>",
+                *(
+                    f'<p class="above-one">{_ABOVE_ONE} {e(note)}</p>'
+                    for note in above_one_notes(entry)
+                ),
                 f'<p class="agent">{e(_agent(entry))}; {e(_protocol(entry))}; payload sha256 '
                 f"{e(entry['payload_sha256'][:16])}; entries/{e(slug)}.json</p>",
                 member_chart(entry),

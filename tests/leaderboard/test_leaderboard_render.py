@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 from lb_helpers import load_record, rescore, returns_of, run
 
@@ -121,3 +122,37 @@ def test_the_page_builds_its_tables_in_headless_chromium(tmp_path):
     shown = [re.findall(r'<a href="#entry-[^"]+">(.*?)</a>', cells)[0] for _, cells in rows]
     assert shown == [render.html.escape(n, quote=False) for n in [names[1], names[2], names[0]]]
     assert "mean [95% CI]" in table and "0.282 [" in table
+
+
+def test_render_flags_a_score_above_1_naming_the_teammate(tmp_path):
+    record = load_record()
+    upper = np.array([m["upper"] for m in record["payload"]["members"]])
+    # ippo_mlp_1's returns are seat 0 [1/6, 0], seat 1 [1/3, 0]: mean 0.125. With the upper
+    # bound lowered to 0.1 (lower 0) its score is 0.125 / 0.1 = 1.25.
+    upper[1] = 0.1
+    above = rescore(record, returns_of(record), upper)
+    for name, rec in (("too low", above), ("fine", record)):
+        entry = make_entry(rec, name, "d", "agents/examples/random_agent.py")
+        write_entry(tmp_path / "entries" / f"{entry_slug(name, 'lbf-v1', 'v1')}.json", entry)
+    assert run(tmp_path, "render").exit_code == 0
+    readme = (tmp_path / "README.md").read_text()
+    page = (tmp_path / "index.html").read_text()
+
+    rows = [line for line in readme.splitlines() if re.match(r"\| \d+ \|", line)]
+    assert [row.split(" | ")[1].split(" (`")[0] for row in rows] == ["too low \u2020", "fine"]
+    [note] = [line for line in readme.splitlines() if line.startswith("\u2020")]
+    assert note.startswith("\u2020 too low (`too-low--lbf-v1--v1`): score above 1 against ")
+    assert "ippo_mlp_1: the bound is too low (mean score 1.250 [" in note
+    assert "upper bound 0.1)" in note and note.count("score above 1") == 1  # only ippo_mlp_1
+
+    assert page.count('<p class="above-one">') == 2  # under the table and in the entry
+    assert "score above 1 against ippo_mlp_1: the bound is too low" in page
+    assert page.count(render._ABOVE_ONE_COLOR) == 1  # its bar in the chart, no other
+
+
+def test_render_flags_nothing_when_no_score_exceeds_1(tmp_path):
+    _board(tmp_path)
+    assert run(tmp_path, "render").exit_code == 0
+    for page in ("README.md", "index.html"):
+        text = (tmp_path / page).read_text()
+        assert "\u2020" not in text and "above 1" not in text
