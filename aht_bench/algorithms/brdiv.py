@@ -686,14 +686,16 @@ PAPER_TASKS = presets.PAPER_TASKS
 
 # Table brdiv_hyperparams, selected (bold) values, per task:
 # (timesteps, xp coefficient, population size, envs, lr, ent-coef, clip-eps)
-_PAPER_ROWS = {
-    "lbf-v1": (3.3e8, 0.1, 3, 64, 5e-5, 0.005, 0.2),
-    "overcooked-cramped_room-v1": (2.1e8, 0.5, 4, 64, 1e-5, 0.05, 0.3),
-    "overcooked-asymm_advantages-v1": (2.1e8, 0.5, 3, 64, 1e-3, 0.05, 0.05),
-    "overcooked-counter_circuit-v1": (3.8e8, 0.01, 3, 128, 1e-5, 0.01, 0.01),
-    "overcooked-coord_ring-v1": (3.8e8, 0.005, 3, 128, 1e-5, 0.05, 0.1),
-    "overcooked-forced_coord-v1": (3.8e8, 0.01, 3, 128, 5e-4, 0.01, 0.05),
-}
+_PAPER_ROWS = presets.with_v2(
+    {
+        "lbf-v1": (3.3e8, 0.1, 3, 64, 5e-5, 0.005, 0.2),
+        "overcooked-cramped_room-v1": (2.1e8, 0.5, 4, 64, 1e-5, 0.05, 0.3),
+        "overcooked-asymm_advantages-v1": (2.1e8, 0.5, 3, 64, 1e-3, 0.05, 0.05),
+        "overcooked-counter_circuit-v1": (3.8e8, 0.01, 3, 128, 1e-5, 0.01, 0.01),
+        "overcooked-coord_ring-v1": (3.8e8, 0.005, 3, 128, 1e-5, 0.05, 0.1),
+        "overcooked-forced_coord-v1": (3.8e8, 0.01, 3, 128, 5e-4, 0.01, 0.05),
+    }
+)
 # Not in the table: epochs, minibatches and annealing, taken from Table ippo_hyperparams (IPPO
 # is the base algorithm of every method): 15 epochs; 4 minibatches on LBF, 16 on Overcooked;
 # annealed LR. 30 + 30 iterations (checkpoints) are ours.
@@ -737,14 +739,16 @@ _QUICK_PPO = presets.QUICK_PPO
 # update, 64 x 128 per ego update (the `ego` quick preset). The XP coefficient is the paper's.
 # LBF keeps the paper's 3 pairs; Overcooked steps cost about 3x LBF's on CPU, so its layouts
 # use 2 pairs (4 rollouts per update, not 9) to fit the time.
-_QUICK_BUDGET = {
-    "lbf-v1": (3, 128, 240),
-    "overcooked-cramped_room-v1": (2, 120, 120),
-    "overcooked-asymm_advantages-v1": (2, 120, 120),
-    "overcooked-counter_circuit-v1": (2, 120, 120),
-    "overcooked-coord_ring-v1": (2, 120, 120),
-    "overcooked-forced_coord-v1": (2, 120, 120),
-}
+_QUICK_BUDGET = presets.with_v2(
+    {
+        "lbf-v1": (3, 128, 240),
+        "overcooked-cramped_room-v1": (2, 120, 120),
+        "overcooked-asymm_advantages-v1": (2, 120, 120),
+        "overcooked-counter_circuit-v1": (2, 120, 120),
+        "overcooked-coord_ring-v1": (2, 120, 120),
+        "overcooked-forced_coord-v1": (2, 120, 120),
+    }
+)
 _QUICK_ENVS = 32
 
 

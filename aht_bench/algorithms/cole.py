@@ -724,14 +724,16 @@ PAPER_TASKS = presets.PAPER_TASKS
 # Table cole_hyperparams, per task: (timesteps per iteration, population size, num envs, lr,
 # epochs, minibatches, ent-coef, eps-clip, anneal lr, alpha, c_UCT). The table bolds only the
 # values it searched (LBF, CR, CoR); the others are its single values.
-_PAPER_ROWS = {
-    "lbf-v1": (1.8e7, 20, 64, 1e-3, 15, 8, 0.05, 0.05, False, 1.5, 0.4),
-    "overcooked-cramped_room-v1": (1.85e7, 13, 64, 1e-3, 15, 8, 0.05, 0.05, False, 0.1, 0.1),
-    "overcooked-asymm_advantages-v1": (1.85e7, 13, 64, 1e-3, 15, 8, 0.01, 0.3, False, 0.1, 0.3),
-    "overcooked-counter_circuit-v1": (3.38e7, 13, 64, 1e-3, 15, 8, 0.01, 0.01, False, 0.1, 0.3),
-    "overcooked-coord_ring-v1": (3.38e7, 13, 64, 1e-3, 15, 8, 0.01, 0.1, False, 0.1, 0.3),
-    "overcooked-forced_coord-v1": (3.38e7, 13, 64, 1e-3, 15, 8, 0.01, 0.05, False, 0.1, 0.3),
-}
+_PAPER_ROWS = presets.with_v2(
+    {
+        "lbf-v1": (1.8e7, 20, 64, 1e-3, 15, 8, 0.05, 0.05, False, 1.5, 0.4),
+        "overcooked-cramped_room-v1": (1.85e7, 13, 64, 1e-3, 15, 8, 0.05, 0.05, False, 0.1, 0.1),
+        "overcooked-asymm_advantages-v1": (1.85e7, 13, 64, 1e-3, 15, 8, 0.01, 0.3, False, 0.1, 0.3),
+        "overcooked-counter_circuit-v1": (3.38e7, 13, 64, 1e-3, 15, 8, 0.01, 0.01, False, 0.1, 0.3),
+        "overcooked-coord_ring-v1": (3.38e7, 13, 64, 1e-3, 15, 8, 0.01, 0.1, False, 0.1, 0.3),
+        "overcooked-forced_coord-v1": (3.38e7, 13, 64, 1e-3, 15, 8, 0.01, 0.05, False, 0.1, 0.3),
+    }
+)
 
 
 def _paper(task_id: str) -> ColeConfig:
@@ -766,14 +768,16 @@ _QUICK_PPO = presets.QUICK_PPO
 # task -> (population size, training timesteps per iteration): 128 (LBF) and 48 (Overcooked)
 # updates of 2 x 64 x 128 steps per member. A first LBF member reached self-play return 0.42 in
 # 2M steps, a first cramped_room member 57 in 1M (docs/baselines/cole.md).
-_QUICK_BUDGET = {
-    "lbf-v1": (4, 2_097_152),
-    "overcooked-cramped_room-v1": (4, 786_432),
-    "overcooked-asymm_advantages-v1": (4, 786_432),
-    "overcooked-counter_circuit-v1": (4, 786_432),
-    "overcooked-coord_ring-v1": (4, 786_432),
-    "overcooked-forced_coord-v1": (4, 786_432),
-}
+_QUICK_BUDGET = presets.with_v2(
+    {
+        "lbf-v1": (4, 2_097_152),
+        "overcooked-cramped_room-v1": (4, 786_432),
+        "overcooked-asymm_advantages-v1": (4, 786_432),
+        "overcooked-counter_circuit-v1": (4, 786_432),
+        "overcooked-coord_ring-v1": (4, 786_432),
+        "overcooked-forced_coord-v1": (4, 786_432),
+    }
+)
 
 
 def _quick(task_id: str) -> ColeConfig:

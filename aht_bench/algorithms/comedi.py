@@ -792,14 +792,16 @@ PAPER_TASKS = presets.PAPER_TASKS
 # Table comedi-tg-hyperparams, selected (bold) values per task:
 # (timesteps per iteration, lr, ent, clip, alpha, beta); for every task: population size 10,
 # 48 envs, 15 epochs, 8 minibatches, anneal false.
-_PAPER_ROWS = {
-    "lbf-v1": (3.3e7, 5e-4, 0.03, 0.3, 0.6, 1.0),
-    "overcooked-cramped_room-v1": (2.1e7, 5e-4, 0.005, 0.3, 0.4, 0.7),
-    "overcooked-asymm_advantages-v1": (2.1e7, 5e-5, 0.1, 0.1, 0.4, 0.4),
-    "overcooked-counter_circuit-v1": (3.8e7, 1e-3, 0.03, 0.5, 0.1, 0.1),
-    "overcooked-coord_ring-v1": (3.8e7, 1e-3, 0.005, 0.3, 0.7, 0.4),
-    "overcooked-forced_coord-v1": (3.8e7, 5e-4, 0.01, 0.5, 0.3, 0.4),
-}
+_PAPER_ROWS = presets.with_v2(
+    {
+        "lbf-v1": (3.3e7, 5e-4, 0.03, 0.3, 0.6, 1.0),
+        "overcooked-cramped_room-v1": (2.1e7, 5e-4, 0.005, 0.3, 0.4, 0.7),
+        "overcooked-asymm_advantages-v1": (2.1e7, 5e-5, 0.1, 0.1, 0.4, 0.4),
+        "overcooked-counter_circuit-v1": (3.8e7, 1e-3, 0.03, 0.5, 0.1, 0.1),
+        "overcooked-coord_ring-v1": (3.8e7, 1e-3, 0.005, 0.3, 0.7, 0.4),
+        "overcooked-forced_coord-v1": (3.8e7, 5e-4, 0.01, 0.5, 0.3, 0.4),
+    }
+)
 _PAPER_EGO_ITERATIONS = 10  # not the paper's: checkpoints of the ego stage (one per 10%)
 
 
@@ -852,14 +854,16 @@ _QUICK_PPO = PPOConfig(
     ent_coef=0.01,
 )
 # task -> (teammate updates, ego timesteps); 32 envs x 128 steps
-_QUICK_BUDGET = {
-    "lbf-v1": (128, 128 * 8_192),
-    "overcooked-cramped_room-v1": (64, 64 * 8_192),
-    "overcooked-asymm_advantages-v1": (64, 64 * 8_192),
-    "overcooked-counter_circuit-v1": (64, 64 * 8_192),
-    "overcooked-coord_ring-v1": (64, 64 * 8_192),
-    "overcooked-forced_coord-v1": (64, 64 * 8_192),
-}
+_QUICK_BUDGET = presets.with_v2(
+    {
+        "lbf-v1": (128, 128 * 8_192),
+        "overcooked-cramped_room-v1": (64, 64 * 8_192),
+        "overcooked-asymm_advantages-v1": (64, 64 * 8_192),
+        "overcooked-counter_circuit-v1": (64, 64 * 8_192),
+        "overcooked-coord_ring-v1": (64, 64 * 8_192),
+        "overcooked-forced_coord-v1": (64, 64 * 8_192),
+    }
+)
 
 
 def _quick(task_id: str) -> CoMeDiConfig:

@@ -533,14 +533,16 @@ PAPER_TASKS = presets.PAPER_TASKS
 # Table fcp-tg-hyperparams, per task (columns LBF, CR, AA, CC = counter_circuit,
 # CoR = coord_ring, FC): (timesteps per agent, num seeds, num checkpoints, num envs, lr, epochs,
 # minibatches, ent-coef, eps-clip, anneal lr); the selected (bold) values of the search grid
-_PAPER_ROWS = {
-    "lbf-v1": (2e6, 23, 5, 8, 1e-5, 15, 4, 0.005, 0.5, True),
-    "overcooked-cramped_room-v1": (2e6, 23, 5, 8, 1e-4, 15, 16, 0.01, 0.2, True),
-    "overcooked-asymm_advantages-v1": (2e6, 23, 5, 8, 1e-5, 15, 16, 0.1, 0.2, True),
-    "overcooked-counter_circuit-v1": (4e6, 22, 5, 8, 1e-3, 15, 16, 0.03, 0.05, True),
-    "overcooked-coord_ring-v1": (4e6, 22, 5, 8, 1e-3, 15, 16, 0.01, 0.3, True),
-    "overcooked-forced_coord-v1": (4e6, 22, 5, 8, 5e-4, 15, 16, 0.005, 0.2, True),
-}
+_PAPER_ROWS = presets.with_v2(
+    {
+        "lbf-v1": (2e6, 23, 5, 8, 1e-5, 15, 4, 0.005, 0.5, True),
+        "overcooked-cramped_room-v1": (2e6, 23, 5, 8, 1e-4, 15, 16, 0.01, 0.2, True),
+        "overcooked-asymm_advantages-v1": (2e6, 23, 5, 8, 1e-5, 15, 16, 0.1, 0.2, True),
+        "overcooked-counter_circuit-v1": (4e6, 22, 5, 8, 1e-3, 15, 16, 0.03, 0.05, True),
+        "overcooked-coord_ring-v1": (4e6, 22, 5, 8, 1e-3, 15, 16, 0.01, 0.3, True),
+        "overcooked-forced_coord-v1": (4e6, 22, 5, 8, 5e-4, 15, 16, 0.005, 0.2, True),
+    }
+)
 # Not in the table (ours): the ego stage in chunks of about 2M env steps (30 of the 6e7 ego
 # steps on LBF, CR, AA; 60 of 1.2e8 on CC, CoR, FC); IPPO's rollout length, network and the
 # PPO settings no table gives are the IPPO preset's (see `aht_bench.training.presets`).
@@ -585,14 +587,16 @@ def _paper(task_id: str) -> FCPConfig:
 # and returns. IPPO and the ego use the quick presets' PPO settings (64 envs x 128 steps,
 # 4 epochs x 4 minibatches, lr 1e-3 annealed); the budgets are ours.
 # task -> (IPPO runs, joint env steps per IPPO run, ego env steps, ego iterations)
-_QUICK_BUDGET = {
-    "lbf-v1": (4, 1_000_000, 3_000_000, 4),
-    "overcooked-cramped_room-v1": (3, 800_000, 1_600_000, 4),
-    "overcooked-asymm_advantages-v1": (3, 1_000_000, 2_000_000, 4),
-    "overcooked-counter_circuit-v1": (3, 2_000_000, 3_000_000, 4),
-    "overcooked-coord_ring-v1": (3, 2_000_000, 3_000_000, 4),
-    "overcooked-forced_coord-v1": (3, 2_000_000, 3_000_000, 4),
-}
+_QUICK_BUDGET = presets.with_v2(
+    {
+        "lbf-v1": (4, 1_000_000, 3_000_000, 4),
+        "overcooked-cramped_room-v1": (3, 800_000, 1_600_000, 4),
+        "overcooked-asymm_advantages-v1": (3, 1_000_000, 2_000_000, 4),
+        "overcooked-counter_circuit-v1": (3, 2_000_000, 3_000_000, 4),
+        "overcooked-coord_ring-v1": (3, 2_000_000, 3_000_000, 4),
+        "overcooked-forced_coord-v1": (3, 2_000_000, 3_000_000, 4),
+    }
+)
 
 
 def _quick(task_id: str) -> FCPConfig:

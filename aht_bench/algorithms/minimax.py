@@ -220,14 +220,16 @@ PAPER_TASKS = presets.PAPER_TASKS
 # Table minimax_hyperparams, per task (bold values where the table searched):
 # (iterations, envs, ego timesteps/iter, teammate timesteps/iter,
 #  lr, epochs, minibatches, ent-coef, eps-clip, anneal lr)
-_PAPER_ROWS = {
-    "lbf-v1": (30, 16, 2e6, 1e7, 1e-3, 15, 4, 0.03, 0.03, False),
-    "overcooked-cramped_room-v1": (30, 16, 2e6, 6e6, 1e-4, 15, 8, 0.1, 0.1, True),
-    "overcooked-asymm_advantages-v1": (30, 16, 2e6, 6e6, 1e-5, 15, 8, 0.05, 0.2, False),
-    "overcooked-counter_circuit-v1": (20, 16, 6e6, 1.6e7, 1e-5, 15, 8, 0.005, 0.05, False),
-    "overcooked-coord_ring-v1": (20, 16, 6e6, 1.6e7, 1e-4, 15, 8, 0.005, 0.1, False),
-    "overcooked-forced_coord-v1": (20, 16, 6e6, 1.6e7, 5e-5, 15, 8, 0.01, 0.05, False),
-}
+_PAPER_ROWS = presets.with_v2(
+    {
+        "lbf-v1": (30, 16, 2e6, 1e7, 1e-3, 15, 4, 0.03, 0.03, False),
+        "overcooked-cramped_room-v1": (30, 16, 2e6, 6e6, 1e-4, 15, 8, 0.1, 0.1, True),
+        "overcooked-asymm_advantages-v1": (30, 16, 2e6, 6e6, 1e-5, 15, 8, 0.05, 0.2, False),
+        "overcooked-counter_circuit-v1": (20, 16, 6e6, 1.6e7, 1e-5, 15, 8, 0.005, 0.05, False),
+        "overcooked-coord_ring-v1": (20, 16, 6e6, 1.6e7, 1e-4, 15, 8, 0.005, 0.1, False),
+        "overcooked-forced_coord-v1": (20, 16, 6e6, 1.6e7, 5e-5, 15, 8, 0.01, 0.05, False),
+    }
+)
 
 
 def _paper(task_id: str) -> MinimaxConfig:

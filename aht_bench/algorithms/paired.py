@@ -470,14 +470,16 @@ PAPER_TASKS = presets.PAPER_TASKS
 # Table paired_hyperparams, per task (bold values where the table searched):
 # (timesteps, lr, minibatches, ent-coef, eps-clip). Every task: Num Seeds 3 (`--seeds 3`),
 # Num Checkpoints 10, Num Envs 16, Epochs 15, Anneal LR false.
-_PAPER_ROWS = {
-    "lbf-v1": (3.6e8, 1e-4, 4, 0.03, 0.2),
-    "overcooked-cramped_room-v1": (2.4e8, 5e-4, 8, 0.005, 0.05),
-    "overcooked-asymm_advantages-v1": (2.4e8, 1e-5, 8, 0.05, 0.1),
-    "overcooked-counter_circuit-v1": (4.4e8, 5e-5, 8, 0.01, 0.05),
-    "overcooked-coord_ring-v1": (4.4e8, 1e-4, 8, 0.005, 0.05),
-    "overcooked-forced_coord-v1": (4.4e8, 5e-5, 8, 0.1, 0.3),
-}
+_PAPER_ROWS = presets.with_v2(
+    {
+        "lbf-v1": (3.6e8, 1e-4, 4, 0.03, 0.2),
+        "overcooked-cramped_room-v1": (2.4e8, 5e-4, 8, 0.005, 0.05),
+        "overcooked-asymm_advantages-v1": (2.4e8, 1e-5, 8, 0.05, 0.1),
+        "overcooked-counter_circuit-v1": (4.4e8, 5e-5, 8, 0.01, 0.05),
+        "overcooked-coord_ring-v1": (4.4e8, 1e-4, 8, 0.005, 0.05),
+        "overcooked-forced_coord-v1": (4.4e8, 5e-5, 8, 0.1, 0.3),
+    }
+)
 
 
 def _paper(task_id: str) -> PairedConfig:

@@ -1,5 +1,19 @@
 """The five classic Overcooked layouts, wrapping JaxMARL 0.2.0's vanilla Overcooked.
 
+Two published versions of each layout (docs/overcooked.md, "v1 and v2"):
+
+- `overcooked-<layout>-v2` (`OvercookedV2`, `make_overcooked(layout, version=2)`): the game the
+  paper's numbers were measured on, as its public code runs it (../shared/FACTS.md): on the
+  divided layouts the seats draw their sides every episode (each side with probability 1/2);
+  every reset starts from a random object state (each pot's status uniform over 0..23, each
+  seat's held item uniform over empty/onion/plate/dish, counters bare); a pickup pays +0.1 only
+  from a pile (onion or plate pile), nothing taken off or put on a counter pays.
+- `overcooked-<layout>-v1` (`Overcooked`): the v1 protocol, unchanged: seat 0 always on the
+  left of a divided layout, empty pots and hands at reset, pickups off a counter paid.
+
+What follows describes v1; `OvercookedV2` changes only the reset and the shaped-reward
+coefficients.
+
 `make_overcooked(layout)` builds `overcooked-<layout>-v1` for cramped_room, asymm_advantages,
 counter_circuit, coord_ring and forced_coord: two seats, six actions in JaxMARL's order (up, down,
 right, left, stay, interact), horizon 400 (a truncation), +20 base reward to both seats per
@@ -140,6 +154,7 @@ class ShapingParams:
     onion_on_counter: jax.Array  # () float32: onion -> empty while facing a counter (a pass)
     counter_pickup: jax.Array  # () float32: factor on onion/plate pickups taken off a counter
     onion_pass: jax.Array  # () float32: to both seats per passed onion put in a pot (see below)
+    useful_plate_pickup: jax.Array  # () float32: extra, for a plate pickup a pot may need
 
 
 PAPER_SHAPING = dict(
@@ -150,12 +165,25 @@ PAPER_SHAPING = dict(
     onion_on_counter=0.0,
     counter_pickup=1.0,
     onion_pass=0.0,
+    useful_plate_pickup=0.0,
 )
 """The paper's coefficients. The last three are not the paper's and are 0/1/0 here: an onion put
 on a counter (`onion_on_counter`, farmable: see docs/heldout.md), the factor on pickups off a
 counter (`counter_pickup`, 0 for the heldout forced_coord teammates) and a completed onion pass
 (`onion_pass`, the heldout counter_circuit `ippo_mlp_pass` teammates; only `PassShapedOvercooked`
-pays it). Set them with `with_shaping`."""
+pays it). `useful_plate_pickup` (0 in v1 and v2) is the paper text's conditional plate-pickup
+bonus, which the paper's code never pays (see `Overcooked._shaped_reward`). Set them with
+`with_shaping`."""
+
+V2_SHAPING = dict(PAPER_SHAPING, counter_pickup=0.0)
+"""`overcooked-<layout>-v2`'s coefficients: the paper's code's task configs as that code pays
+them. A pickup from a pile pays 0.1 (an onion from the onion pile through `onion_pickup`, a
+plate from the plate pile through `plate_pickup`), one off a counter nothing
+(`counter_pickup = 0`); nothing put on a counter pays. The paper's code also has a +0.1 plate
+pickup bonus "when no plate lies on a counter and a pot is not empty", but it looks for a plate
+by comparing every channel of the map with the plate's object id (5), which is also the colour
+id of every wall (grey), so the bonus is never paid; v2 pays what the paper's numbers were
+measured with (`useful_plate_pickup = 0`)."""
 
 
 def with_shaping(env: Overcooked, **coefficients: float) -> Overcooked:
@@ -170,7 +198,8 @@ def with_shaping(env: Overcooked, **coefficients: float) -> Overcooked:
         )
     out = copy.copy(env)
     if "onion_pass" in coefficients and not isinstance(env, PassShapedOvercooked):
-        out = PassShapedOvercooked.__new__(PassShapedOvercooked)
+        cls = PassShapedOvercookedV2 if isinstance(env, OvercookedV2) else PassShapedOvercooked
+        out = cls.__new__(cls)
         out.__dict__.update(env.__dict__)
     out.params = dataclasses.replace(
         env.params, **{k: jnp.asarray(v, jnp.float32) for k, v in coefficients.items()}
@@ -216,7 +245,9 @@ class Overcooked(Environment[OvercookedState]):
         height, width: grid size in cells.
         grid_obs_shape: `(height, width, 26)`, the shape of one agent's unflattened observation.
         divided: whether the free floor splits into a left and a right region (one seat each).
-        spawn_cells: per seat, the (n, 2) int (x, y) cells that seat can spawn on.
+        spawn_cells: per seat, the (n, 2) int (x, y) cells that seat can spawn on in v1: on a
+            divided layout the left and the right region (in v2 the seats draw which region
+            each takes), elsewhere all floor cells twice.
         kinds: (H, W) int cell kinds (FLOOR, COUNTER, CELL_ONION_PILE, CELL_PLATE_PILE,
             CELL_POT, CELL_GOAL).
     """
@@ -378,8 +409,15 @@ class Overcooked(Environment[OvercookedState]):
         agent_dir_idx = jax.random.randint(key_dir, (2,), 0, len(DIR_TO_VEC))
         return self._start_inner(agent_pos, agent_dir_idx)
 
-    def _start_inner(self, agent_pos: jax.Array, agent_dir_idx: jax.Array) -> OvercookedState:
-        """`make_inner(agent_pos, agent_dir_idx)` (empty hands and pots, step 0), made faster.
+    def _start_inner(
+        self,
+        agent_pos: jax.Array,
+        agent_dir_idx: jax.Array,
+        agent_inv: jax.Array | None = None,
+        pot_status: jax.Array | None = None,
+    ) -> OvercookedState:
+        """`make_inner(agent_pos, agent_dir_idx, agent_inv, pot_status)` at step 0 with bare
+        counters (default: empty hands and pots), made faster.
 
         Under vmap, rebuilding the whole padded map with `make_overcooked_map` at every reset
         (AutoReset resets every env at every step, then selects) cost as much as the
@@ -395,13 +433,19 @@ class Overcooked(Environment[OvercookedState]):
         )  # (2, 3)
         x = agent_pos[:, 0].astype(jnp.int32) + pad
         y = agent_pos[:, 1].astype(jnp.int32) + pad
-        maze_map = jnp.asarray(self._maze_without_agents).at[y, x].set(agents)
+        maze_map = jnp.asarray(self._maze_without_agents)
+        if pot_status is not None:  # the status channel of each pot cell
+            px, py = self.pot_pos[:, 0] + pad, self.pot_pos[:, 1] + pad
+            maze_map = maze_map.at[py, px, 2].set(pot_status.astype(jnp.uint8))
+        maze_map = maze_map.at[y, x].set(agents)
+        if agent_inv is None:
+            agent_inv = jnp.full((2,), EMPTY, jnp.int32)
         step = jnp.zeros((), jnp.int32)
         return OvercookedState(
             agent_pos=agent_pos.astype(jnp.uint32),
             agent_dir=DIR_TO_VEC[agent_dir_idx],
             agent_dir_idx=agent_dir_idx.astype(jnp.int32),
-            agent_inv=jnp.full((2,), EMPTY, jnp.int32),
+            agent_inv=agent_inv.astype(jnp.int32),
             goal_pos=jnp.asarray(self.goal_pos),
             pot_pos=jnp.asarray(self.pot_pos),
             wall_map=jnp.asarray(self.wall_map),
@@ -436,7 +480,10 @@ class Overcooked(Environment[OvercookedState]):
         counter is scaled by `counter_pickup` (1; `with_shaping(env, counter_pickup=0)` pays
         only pile pickups, which removes the drop-and-pick-up loop on one counter cell that
         forced_coord's IPPO otherwise learns). Unlike JaxMARL, a plate pickup is rewarded whether
-        or not a pot needs it. Shape (2,) float32.
+        or not a pot needs it; `useful_plate_pickup` (0 in v1 and v2) adds a bonus for a plate
+        pickup made while no plate lies on a counter and at least one pot is not empty (both
+        read before the step), the paper's text's "+0.1 plate pickup" condition. Shape (2,)
+        float32.
         """
         held, now = before.agent_inv, after.agent_inv
         faced = before.agent_pos.astype(jnp.int32) + before.agent_dir.astype(jnp.int32)
@@ -444,11 +491,17 @@ class Overcooked(Environment[OvercookedState]):
         facing_counter = self._counter_mask[faced[:, 1], faced[:, 0]]
         p = self.params
         pickup = jnp.where(facing_counter, p.counter_pickup, 1.0)
+        plate_pickup = (held == EMPTY) & (now == PLATE)
+        pad = AGENT_VIEW_SIZE - 1
+        grid = before.maze_map[pad : pad + self.height, pad : pad + self.width]
+        no_plate_on_counters = ~jnp.any(grid[..., 0] == PLATE)
+        pot_not_empty = jnp.any(self._pot_mask & (grid[..., 2] != POT_EMPTY_STATUS))
         return (
             p.onion_pickup * pickup * ((held == EMPTY) & (now == ONION))
             + p.onion_in_pot * ((held == ONION) & (now == EMPTY) & facing_pot)
             + p.onion_on_counter * ((held == ONION) & (now == EMPTY) & facing_counter)
-            + p.plate_pickup * pickup * ((held == EMPTY) & (now == PLATE))
+            + p.plate_pickup * pickup * plate_pickup
+            + p.useful_plate_pickup * (plate_pickup & no_plate_on_counters & pot_not_empty)
             + p.soup_pickup * ((held == PLATE) & (now == DISH))
         )
 
@@ -629,6 +682,52 @@ class Overcooked(Environment[OvercookedState]):
         return _render(self, jax.device_get(state.inner), cell)
 
 
+class OvercookedV2(Overcooked):
+    """`overcooked-<layout>-v2`: the game the paper's numbers were measured on.
+
+    As the paper's public code runs it (../shared/FACTS.md, "Overcooked as the paper's own code
+    runs it"); every other rule, the observations and the base reward are `Overcooked`'s:
+
+    - Sides: on a divided layout a fair coin decides which region (`spawn_cells[0]`, the left,
+      or `spawn_cells[1]`, the right) each seat starts in, every episode; a uniform cell inside
+      it. Elsewhere two distinct floor cells, uniform, as in v1. Orientations uniform.
+    - Random object state at every reset, the same for training and evaluation: each pot's
+      status uniform over 0..23 (23 empty, 22/21 one/two onions, 20 full and starting to cook,
+      19..1 cooking, 0 ready), each seat's held item uniform over empty/onion/plate/dish,
+      independently; counters bare; step 0.
+    - Shaping `V2_SHAPING`: pile pickups +0.1, onion into a pot +0.5, soup pickup +1.0,
+      nothing off or onto a counter.
+    """
+
+    def __init__(self, layout: str, horizon: int = HORIZON):
+        super().__init__(layout, horizon)
+        self.task_id = f"overcooked-{layout}-v2"
+        self.params = ShapingParams(
+            **{k: jnp.asarray(v, jnp.float32) for k, v in V2_SHAPING.items()}
+        )
+
+    def _reset_inner(self, key: jax.Array) -> OvercookedState:
+        key_pos, key_dir, key_side, key_pot, key_inv = jax.random.split(key, 5)
+        n0, n1 = len(self.spawn_cells[0]), len(self.spawn_cells[1])
+        if self.divided:
+            # Region r's cells are rows offset[r] .. offset[r] + size[r] of the spawn table;
+            # seat i takes region i, or region 1 - i when the coin says swap.
+            swap = jax.random.bernoulli(key_side).astype(jnp.int32)
+            region = jnp.array([0, 1]) ^ swap
+            size, offset = jnp.array([n0, n1])[region], jnp.array([0, n0])[region]
+            rows = offset + jax.random.randint(key_pos, (2,), 0, size)
+        else:
+            draw = jax.random.randint(key_pos, (2,), 0, jnp.array([n0, n0 - 1]))
+            rows = draw.at[1].add((draw[1] >= draw[0]).astype(draw.dtype))
+        agent_pos = self._spawn_table[rows]
+        agent_dir_idx = jax.random.randint(key_dir, (2,), 0, len(DIR_TO_VEC))
+        pot_status = jax.random.randint(key_pot, (len(self.pot_pos),), 0, POT_STATUS_MAX + 1)
+        agent_inv = jnp.asarray(INVENTORY_ITEMS, jnp.int32)[
+            jax.random.randint(key_inv, (2,), 0, len(INVENTORY_ITEMS))
+        ]
+        return self._start_inner(agent_pos, agent_dir_idx, agent_inv, pot_status)
+
+
 # ---------------------------------------------------------------------- onion passes
 @struct.dataclass
 class PassInner:
@@ -703,6 +802,10 @@ class PassShapedOvercooked(Overcooked):
 
     def render_rgb(self, state: EnvState[Any], cell: int = 48) -> np.ndarray:
         return _render(self, jax.device_get(state.inner.base), cell)
+
+
+class PassShapedOvercookedV2(PassShapedOvercooked, OvercookedV2):
+    """`PassShapedOvercooked` on `overcooked-<layout>-v2` (v2's reset, v2's shaping)."""
 
 
 # ---------------------------------------------------------------------- rendering helpers
@@ -803,10 +906,13 @@ def _render(env: Overcooked, inner: Any, cell: int) -> np.ndarray:
     return np.asarray(image, np.uint8)
 
 
-def make_overcooked(layout: str) -> Overcooked:
-    """`overcooked-<layout>-v1`: one of the five classic layouts (see the module docstring)."""
+def make_overcooked(layout: str, version: int = 1) -> Overcooked:
+    """`overcooked-<layout>-v<version>`: one of the five classic layouts, v1 or v2 (see the
+    module docstring)."""
     if layout not in LAYOUTS:
         raise ValueError(
             f"unknown Overcooked layout {layout!r}; choose one of {', '.join(LAYOUTS)}"
         )
-    return Overcooked(layout)
+    if version not in (1, 2):
+        raise ValueError(f"Overcooked has versions 1 and 2, not {version!r}")
+    return OvercookedV2(layout) if version == 2 else Overcooked(layout)

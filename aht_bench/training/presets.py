@@ -28,10 +28,13 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+from typing import TypeVar
 
 from aht_bench.training.config import BRConfig, EgoConfig, IPPOConfig, PPOConfig, RunConfig
 
-PAPER_TASKS = (
+T = TypeVar("T")
+
+PAPER_TASKS_V1 = (
     "lbf-v1",
     "overcooked-cramped_room-v1",
     "overcooked-asymm_advantages-v1",
@@ -39,7 +42,19 @@ PAPER_TASKS = (
     "overcooked-coord_ring-v1",
     "overcooked-forced_coord-v1",
 )
-_OVERCOOKED = PAPER_TASKS[1:]
+"""The paper's six tasks under protocol v1."""
+PAPER_TASKS_V2 = ("lbf-v1", *(t.replace("-v1", "-v2") for t in PAPER_TASKS_V1[1:]))
+"""The paper's six tasks under protocol v2 (LBF is unchanged: its v2 is a new heldout set)."""
+PAPER_TASKS = PAPER_TASKS_V1 + PAPER_TASKS_V2[1:]
+"""Every task id with presets: the paper's tables are per layout, so an
+`overcooked-<layout>-v2` preset has its v1 layout's hyperparameters."""
+
+
+def with_v2(rows: dict[str, T]) -> dict[str, T]:
+    """`rows` (keyed by v1 task ids) plus each `overcooked-<layout>-v1` row again under
+    `overcooked-<layout>-v2`: a hyperparameter row belongs to the layout, not the protocol."""
+    extra = {t.replace("-v1", "-v2"): r for t, r in rows.items() if t.startswith("overcooked-")}
+    return {**rows, **extra}
 
 
 def _rollout_length(task_id: str) -> int:
@@ -47,24 +62,28 @@ def _rollout_length(task_id: str) -> int:
 
 
 # Table ippo_hyperparams: (timesteps, envs, epochs, minibatches, clip, ent, lr, anneal)
-_PAPER_IPPO_ROWS = {
-    "lbf-v1": (5e5, 8, 15, 4, 0.03, 0.01, 1e-4, True),
-    "overcooked-cramped_room-v1": (1e6, 8, 15, 16, 0.2, 0.01, 1e-4, True),
-    "overcooked-asymm_advantages-v1": (1e6, 8, 15, 16, 0.3, 0.01, 1e-4, True),
-    "overcooked-counter_circuit-v1": (3e6, 8, 15, 16, 0.1, 0.05, 1e-3, True),
-    "overcooked-coord_ring-v1": (3e6, 8, 15, 16, 0.1, 0.05, 1e-3, True),
-    "overcooked-forced_coord-v1": (3e6, 8, 15, 16, 0.1, 0.05, 1e-3, True),
-}
+_PAPER_IPPO_ROWS = with_v2(
+    {
+        "lbf-v1": (5e5, 8, 15, 4, 0.03, 0.01, 1e-4, True),
+        "overcooked-cramped_room-v1": (1e6, 8, 15, 16, 0.2, 0.01, 1e-4, True),
+        "overcooked-asymm_advantages-v1": (1e6, 8, 15, 16, 0.3, 0.01, 1e-4, True),
+        "overcooked-counter_circuit-v1": (3e6, 8, 15, 16, 0.1, 0.05, 1e-3, True),
+        "overcooked-coord_ring-v1": (3e6, 8, 15, 16, 0.1, 0.05, 1e-3, True),
+        "overcooked-forced_coord-v1": (3e6, 8, 15, 16, 0.1, 0.05, 1e-3, True),
+    }
+)
 
 # Table ppo_ego_tm_hyperparams: (timesteps, envs, lr, epochs, minibatches, ent, clip, anneal)
-_PAPER_EGO_ROWS = {
-    "lbf-v1": (6e7, 8, 5e-5, 10, 4, 1e-4, 0.1, False),
-    "overcooked-cramped_room-v1": (6e7, 8, 5e-5, 10, 8, 1e-3, 0.1, False),
-    "overcooked-asymm_advantages-v1": (6e7, 8, 5e-5, 10, 8, 1e-3, 0.1, False),
-    "overcooked-counter_circuit-v1": (1.2e8, 8, 5e-5, 10, 8, 1e-3, 0.1, False),
-    "overcooked-coord_ring-v1": (1.2e8, 8, 3e-5, 10, 8, 1e-3, 0.1, False),
-    "overcooked-forced_coord-v1": (1.2e8, 8, 1e-5, 5, 8, 1e-4, 0.1, False),
-}
+_PAPER_EGO_ROWS = with_v2(
+    {
+        "lbf-v1": (6e7, 8, 5e-5, 10, 4, 1e-4, 0.1, False),
+        "overcooked-cramped_room-v1": (6e7, 8, 5e-5, 10, 8, 1e-3, 0.1, False),
+        "overcooked-asymm_advantages-v1": (6e7, 8, 5e-5, 10, 8, 1e-3, 0.1, False),
+        "overcooked-counter_circuit-v1": (1.2e8, 8, 5e-5, 10, 8, 1e-3, 0.1, False),
+        "overcooked-coord_ring-v1": (1.2e8, 8, 3e-5, 10, 8, 1e-3, 0.1, False),
+        "overcooked-forced_coord-v1": (1.2e8, 8, 1e-5, 5, 8, 1e-4, 0.1, False),
+    }
+)
 
 
 def _paper_config(
@@ -118,15 +137,17 @@ QUICK_PPO = PPOConfig(
 QUICK_EGO_PPO = dataclasses.replace(QUICK_PPO, learning_rate=5e-4, anneal_lr=False)
 """The recurrent ego's PPO settings in the open-ended methods' `quick` presets (ROTATE, PAIRED,
 Minimax Return): a lower constant learning rate, the ego's partners changing under it."""
-_QUICK_BUDGET = {
-    "lbf-v1": 3_000_000,
-    "overcooked-cramped_room-v1": 2_500_000,
-    "overcooked-asymm_advantages-v1": 4_000_000,
-    "overcooked-counter_circuit-v1": 6_000_000,
-    "overcooked-coord_ring-v1": 6_000_000,
-    "overcooked-forced_coord-v1": 6_000_000,
-    "sabotage-v1": 200_000,
-}
+_QUICK_BUDGET = with_v2(
+    {
+        "lbf-v1": 3_000_000,
+        "overcooked-cramped_room-v1": 2_500_000,
+        "overcooked-asymm_advantages-v1": 4_000_000,
+        "overcooked-counter_circuit-v1": 6_000_000,
+        "overcooked-coord_ring-v1": 6_000_000,
+        "overcooked-forced_coord-v1": 6_000_000,
+        "sabotage-v1": 200_000,
+    }
+)
 
 
 # The methods' quick presets (ROTATE and the six baselines) train every learner on coord_ring,
@@ -136,7 +157,8 @@ _QUICK_BUDGET = {
 # a counter and picking it up again (+0.1 every second step) and their entropy collapses
 # (benchmarks/results/hard_layout_quick_shaping.md). The `ippo`, `br` and `ego` quick presets
 # keep the paper's shaping: the heldout v1 recipes are built from them and a published recipe
-# never changes.
+# never changes. The v2 tasks pay no counter pickup in the task itself (V2_SHAPING), so they
+# need no entry here.
 QUICK_METHOD_SHAPING: dict[str, tuple[tuple[str, float], ...]] = {
     "overcooked-counter_circuit-v1": (("counter_pickup", 0.0),),
     "overcooked-coord_ring-v1": (("counter_pickup", 0.0),),

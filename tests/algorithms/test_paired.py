@@ -152,7 +152,7 @@ TABLE = {
 
 
 def test_paper_presets_follow_the_table():
-    assert len(paired.PRESETS["paper"]) == len(TABLE) == 6
+    assert len(paired.PRESETS["paper"]) == len(paired.PAPER_TASKS) and len(TABLE) == 6
     for task, (steps, lr, minibatches, ent, clip) in TABLE.items():
         config = paired.preset("paper", task)
         assert (config.total_timesteps, config.iterations, config.num_envs) == (steps, 10, 16)

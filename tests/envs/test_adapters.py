@@ -50,7 +50,14 @@ def test_gymnasium_check_env_through_make_checks_render_modes(task_id):
         env = gymnasium.make(f"aht_bench/{task_id}")  # its PassiveEnvChecker checks the spaces
         assert env.unwrapped.metadata["render_modes"], f"{task_id} declares no render mode"
         check_env(env.unwrapped)
-    assert not _gymnasium_warnings(caught), _gymnasium_warnings(caught)
+    problems = _gymnasium_warnings(caught)
+    if task_id.replace("-v1", "-v2") in TASK_IDS and task_id.endswith("-v1"):
+        # Gymnasium's own versioning notice for an id with a newer version (v1 Overcooked): true
+        # and wanted; anything else is a problem.
+        notice = f"aht_bench/{task_id} is out of date. You should consider upgrading to version"
+        assert any(notice in m for m in problems), problems
+        problems = [m for m in problems if notice not in m]
+    assert not problems, problems
 
 
 @pytest.mark.parametrize("task_id", TASK_IDS)

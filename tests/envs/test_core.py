@@ -17,8 +17,8 @@ from aht_bench.envs.registry import register
 def test_unknown_id_suggests_the_closest():
     with pytest.raises(envs.UnknownTaskError, match="Did you mean 'forced_coord'"):
         envs.make("forced_cord")
-    with pytest.raises(envs.UnknownTaskError, match="Did you mean 'overcooked-cramped_room-v1'"):
-        envs.make("overcooked-cramped_room-v2")
+    with pytest.raises(envs.UnknownTaskError, match="Did you mean 'overcooked-cramped_room-v"):
+        envs.make("overcooked-cramped_room-v3")
 
 
 def test_aliases_resolve_to_versioned_ids():
@@ -30,7 +30,7 @@ def test_aliases_resolve_to_versioned_ids():
 def test_ids_carry_a_version_and_are_never_reregistered():
     expected = {
         "lbf-v1", "lbf-po-v1", "lbf-4p-v1", "sabotage-v1", "matrix-regret-v1",
-        *(f"overcooked-{x}-v1" for x in
+        *(f"overcooked-{x}-v{v}" for v in (1, 2) for x in
           ("cramped_room", "asymm_advantages", "counter_circuit", "coord_ring", "forced_coord")),
     }  # fmt: skip
     assert set(envs.registered_ids()) == expected

@@ -53,3 +53,51 @@ def test_get_overrides_and_errors():
         presets.get("ippo", "paper", "sabotage")
     with pytest.raises(ValueError, match="num_envs"):
         presets.get("ippo", "quick", "lbf", num_envs=0)
+
+
+def _layout_config(config: object) -> object:
+    """A preset config as nested dicts, with task ids written as their v1 form and the fields
+    that v2 sets on purpose (shaping, ROTATE's teammate objective) left out."""
+    import dataclasses
+
+    def walk(x: object) -> object:
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            return {
+                f.name: walk(getattr(x, f.name))
+                for f in dataclasses.fields(x)
+                if f.name not in ("shaping", "teammate_objective")
+            }
+        if isinstance(x, str):
+            return x.replace("-v2", "-v1")
+        if isinstance(x, tuple | list):
+            return [walk(v) for v in x]
+        return x
+
+    return walk(config)
+
+
+def test_v2_presets_are_their_v1_layouts_rows_on_the_v2_task():
+    """Every preset of every method covers the v2 Overcooked tasks with its v1 layout's
+    hyperparameters (the paper's tables are per layout), no shaping override (v2 pays no
+    counter pickup itself) and, for ROTATE, the Eq. 7 objective."""
+    from aht_bench.algorithms import brdiv, cole, comedi, fcp, minimax, paired, rotate
+
+    assert len(presets.PAPER_TASKS_V2) == 6 and presets.PAPER_TASKS_V2[0] == "lbf-v1"
+    tables = [(("ppo",) + key, table) for key, table in presets.PRESETS.items()]
+    for module in (brdiv, cole, comedi, fcp, minimax, paired, rotate):
+        tables += [((module.__name__, name), t) for name, t in module.PRESETS.items()]
+    checked = 0
+    for where, table in tables:
+        for v2 in presets.PAPER_TASKS_V2[1:]:
+            v1 = v2.replace("-v2", "-v1")
+            if v1 not in table:
+                continue
+            assert v2 in table, (where, v2)
+            new, old = table[v2], table[v1]
+            assert new.canonical_task_id == v2, where
+            assert _layout_config(new) == _layout_config(old), (where, v2)
+            assert getattr(new, "shaping", ()) == (), (where, v2)
+            if hasattr(new, "teammate_objective"):
+                assert new.teammate_objective == "eq7", (where, v2)
+            checked += 1
+    assert checked >= 5 * (len(tables) - 1)
