@@ -68,6 +68,10 @@ PAPER_HEURISTICS: dict[str, tuple[str, ...]] = {
 }
 """The heuristic teammates in the paper's evaluation sets (App. "Evaluation Teammates",
 Table "normalization bounds"), per task id."""
+# the paper's sets are per layout: each v2 Overcooked task lists its v1 layout's heuristics
+PAPER_HEURISTICS.update(
+    {t.replace("-v1", "-v2"): h for t, h in PAPER_HEURISTICS.items() if t.startswith("overcooked")}
+)
 
 _LBF_TASKS = {"lbf-v1": 2, "lbf-4p-v1": 4}  # task id -> players
 _P_PATTERN = re.compile(r"(onion|plate|independent)_agent_(.+)")
