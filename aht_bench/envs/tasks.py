@@ -50,18 +50,24 @@ def _register_all() -> None:
 
         return factory
 
+    divided = ("seat 0 always on the left", "sides drawn per episode")
+    shared = ("random spawns", "random spawns")
+    sides = {
+        x: divided if x in ("asymm_advantages", "forced_coord") else shared
+        for x in OVERCOOKED_LAYOUTS
+    }
     for layout in OVERCOOKED_LAYOUTS:
         register(
             f"overcooked-{layout}-v1",
             overcooked(layout, 1),
             f"Overcooked {layout} (v1 protocol): horizon 400, +20 per soup, empty pots and hands "
-            "at reset, fixed sides, counter pickups paid",
+            f"at reset, {sides[layout][0]}, counter pickups paid",
         )
         register(
             f"overcooked-{layout}-v2",
             overcooked(layout, 2),
             f"Overcooked {layout} as the paper's code runs it: horizon 400, +20 per soup, "
-            "random object state at reset, sides drawn per episode, pile pickups paid only",
+            f"random object state at reset, {sides[layout][1]}, pile pickups paid only",
         )
         # The short names stay on v1 until the heldout v2 sets are published (issue 27): an
         # alias that resolves to a task without a shipped set would break `evaluate --task`.
