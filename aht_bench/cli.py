@@ -594,18 +594,30 @@ def _literal_tasks(path: Path) -> tuple[str, ...] | None:
     return None
 
 
-def _evaluation_tasks(task: str, teammates: str, agent: Path) -> list[str]:
+def _newest_set(task_id: str) -> str:
+    """The newest published heldout version of `task_id`; v1 (whose absence `load_set` then
+    reports with the sets that do exist) if none is shipped."""
+    from aht_bench.evaluation.sets import newest_version
+
+    return newest_version(task_id) or "v1"
+
+
+def _evaluation_tasks(task: str, teammates: str | None, agent: Path) -> list[str]:
     """The task ids `--task` names: one, or for "all" every task with the set `teammates`
-    that the agent's TASKS (if literal) supports."""
+    (None: any published heldout version) that the agent's TASKS (if literal) supports."""
     from aht_bench import envs
-    from aht_bench.evaluation.sets import available_sets, tasks_with_sets
+    from aht_bench.evaluation.sets import available_sets, published_versions, tasks_with_sets
 
     if task != "all":
         try:
             return [envs.resolve(task)]
         except envs.UnknownTaskError as e:
             raise click.BadParameter(str(e), param_hint="--task") from None
-    if os.sep in teammates or Path(teammates).exists():  # a set folder: its own task
+    wanted = f"a teammate set {teammates!r}"
+    if teammates is None:
+        with_sets = [t for t in tasks_with_sets() if published_versions(t)]
+        wanted = "a published heldout set"
+    elif os.sep in teammates or Path(teammates).exists():  # a set folder: its own task
         import json
 
         folder = Path(teammates)
@@ -617,11 +629,11 @@ def _evaluation_tasks(task: str, teammates: str, agent: Path) -> list[str]:
                 f"{teammates} is not a teammate set folder (no readable manifest.json)",
                 param_hint="--teammates",
             ) from None
-    with_sets = [t for t in tasks_with_sets() if teammates in available_sets(t)]
+    else:
+        with_sets = [t for t in tasks_with_sets() if teammates in available_sets(t)]
     if not with_sets:
         raise click.BadParameter(
-            f"no task has a teammate set {teammates!r} (tasks with sets: "
-            f"{', '.join(tasks_with_sets()) or 'none'})",
+            f"no task has {wanted} (tasks with sets: {', '.join(tasks_with_sets()) or 'none'})",
             param_hint="--task",
         )
     declared = _literal_tasks(agent)
@@ -632,7 +644,7 @@ def _evaluation_tasks(task: str, teammates: str, agent: Path) -> list[str]:
     if not chosen:
         raise click.BadParameter(
             f"{agent.name} supports only {', '.join(declared)} (its TASKS), and none of them "
-            f"has a teammate set {teammates!r} (tasks with one: {', '.join(with_sets)})",
+            f"has {wanted} (tasks with one: {', '.join(with_sets)})",
             param_hint="--task",
         )
     skipped = [t for t in with_sets if t not in names]
@@ -730,10 +742,10 @@ def _result_paths(
 )
 @click.option(
     "--teammates",
-    default="v1",
-    show_default=True,
-    help="Teammate set: a version under heldout/<task>/ (v1: the published heldout set; "
-    "human-proxy-v1 on Overcooked; dev: development sets) or a set folder.",
+    default=None,
+    help="Teammate set: a version under heldout/<task>/ (v1, v2: published heldout sets; "
+    "human-proxy-v1 on Overcooked; dev: development sets) or a set folder. Default: the "
+    "newest published version (vN) of each task.",
 )
 @click.option(
     "--episodes",
@@ -791,7 +803,7 @@ def _result_paths(
 def evaluate(
     agent: tuple[Path, ...],
     task: str,
-    teammates: str,
+    teammates: str | None,
     episodes: int,
     seed: int,
     out: Path | None,
@@ -845,6 +857,7 @@ def evaluate(
             param_hint="--task",
         )
     task_ids = _evaluation_tasks(task, teammates, path)
+    versions = {t: teammates or _newest_set(t) for t in task_ids}
     several = task == "all"
     if out is not None and not several and out.suffix.lower() != ".json":
         raise click.BadParameter(f"{out} must end in .json", param_hint="--out")
@@ -862,8 +875,8 @@ def evaluate(
     for task_id in task_ids:
         bar = _Progress(not no_progress, "playing")
         try:
-            eval_set = load_set(task_id, teammates)
-            dev = " (DEVELOPMENT set, not heldout v1)" if eval_set.is_development else ""
+            eval_set = load_set(task_id, versions[task_id])
+            dev = " (DEVELOPMENT set, not a heldout set)" if eval_set.is_development else ""
             who = path.name
             if len(paths) > 1:
                 who = f"{len(paths)} seeds of one agent ({', '.join(p.name for p in paths)})"

@@ -144,6 +144,26 @@ def available_sets(task_id: str) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if (p / MANIFEST).is_file())
 
 
+def published_versions(task_id: str) -> list[str]:
+    """The published heldout versions of `task_id` ("v1", "v2", ...: a `vN` folder with its lock
+    file `vN.sha256` beside it), oldest first; development and human-proxy sets are not
+    listed."""
+    folder = heldout_root() / task_id
+    found = [
+        v
+        for v in available_sets(task_id)
+        if v[:1] == "v" and v[1:].isdigit() and (folder / f"{v}.sha256").is_file()
+    ]
+    return sorted(found, key=lambda v: int(v[1:]))
+
+
+def newest_version(task_id: str) -> str | None:
+    """The newest published heldout version of `task_id` (what `aht-bench evaluate` uses by
+    default), or None if none is shipped."""
+    versions = published_versions(task_id)
+    return versions[-1] if versions else None
+
+
 def tasks_with_sets() -> list[str]:
     """Registered task ids that have at least one shipped set."""
     from aht_bench import envs

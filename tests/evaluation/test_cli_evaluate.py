@@ -207,3 +207,30 @@ def test_an_out_of_range_action_during_jitted_play_exits_4(sabotage_set, tmp_pat
     assert "returned action 7, outside [0, 3) of sabotage-v1" in result.stderr
     assert "teammate mlp_0, seats (0,), episode 0" in result.stderr
     assert "Traceback" not in result.output and not (tmp_path / "r.json").exists()
+
+
+def test_evaluate_uses_the_newest_published_version_by_default(
+    sabotage_set, sabotage_agents, tmp_path, monkeypatch
+):
+    """A version is published when its lock file `vN.sha256` lies beside it: with v1 and v3
+    published, v2 unlocked (a draft) and a dev set, the default is v3; v1 stays selectable."""
+    root = tmp_path / "heldout"
+    for version in ("v1", "v2", "v3", "dev", "v10-draft"):
+        folder = root / "sabotage-v1" / version
+        shutil.copytree(sabotage_set, folder)
+        manifest, _ = sets.read_manifest(folder)
+        sets.write_manifest(folder, {**manifest, "set_id": f"sabotage-v1/{version}"})
+    for version in ("v1", "v3"):
+        (root / "sabotage-v1" / f"{version}.sha256").write_text("# lock\n")
+    monkeypatch.setenv(sets.HELDOUT_ENV, str(root))
+    assert sets.published_versions("sabotage-v1") == ["v1", "v3"]
+    assert sets.newest_version("sabotage-v1") == "v3"
+    assert sets.newest_version("lbf-4p-v1") is None
+    agent = str(sabotage_agents["plain_agent.py"])
+    common = ("--episodes", "2", "--reps", "200", "--no-plot")
+    result = _run("evaluate", agent, "--task", "sabotage", *common)
+    assert result.exit_code == EXIT_OK, result.output
+    assert "of sabotage-v1/v3," in result.output, result.output
+    result = _run("evaluate", agent, "--task", "sabotage", "--teammates", "v1", *common)
+    assert result.exit_code == EXIT_OK, result.output
+    assert "of sabotage-v1/v1," in result.output, result.output
