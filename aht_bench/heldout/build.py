@@ -13,7 +13,9 @@ The steps (paper App. "Evaluation Teammates" and "Evaluation Return Normalizatio
    `SeatPair`: the IPPO team's agent of each side, or the BRDiv confederate on its side with its
    own best response on the other.
 2. **Best responses**: a PPO best response per candidate and seat (`recipe.br_seats`); on
-   divided layouts the two seats' best responses form one `SeatPair` partner.
+   divided layouts the two seats' best responses form one `SeatPair` partner. v1 trains each
+   for `br_timesteps`; a recipe with `br_plateau` (v2) trains it in chunks until its return
+   stops rising (`plateaued`), saving the train state after every chunk.
 3. **Evaluation**: every partner (each candidate's best response, every candidate, the recipe's
    extra heuristics) plays every candidate in every seating (`evaluate.cross_play`).
 4. **Pruning**: an IPPO team of a source with `tries` that ends its training with self-play
@@ -25,7 +27,9 @@ The steps (paper App. "Evaluation Teammates" and "Evaluation Return Normalizatio
    off-diagonal means after each drop. Every pruned candidate is recorded with its reason and
    numbers.
 5. **Bounds**: lower 0; upper the best-response return, raised to the best return of any
-   evaluated partner (who raised it and by how much is recorded).
+   evaluated partner (who raised it and by how much is recorded). Bounds v2 (`upper_bound`):
+   the partners include the recipe's example agent files, played by the evaluator, and the
+   task's maximum return is one more candidate; every candidate value is recorded.
 6. **Publish**: `heldout/<task_id>/<version>/manifest.json` (+ `manifest.sha256`), the kept
    members' weights under `members/`, their best responses under `br/`; assembled in a temporary
    folder and renamed into place. A published version is never overwritten: building onto an
@@ -466,9 +470,20 @@ def _best_responses(
             tag = ("" if rec.br_preset == "quick" else f"-{rec.br_preset}") + _shaping_tag(
                 rec.shaping
             )
-            path = work / f"br-{cand.name}-seat{seat}-s{seed}-t{rec.br_timesteps}{tag}.safetensors"
+            if rec.br_plateau is not None:
+                plateau = rec.br_plateau
+                budget = f"c{rec.br_timesteps}-max{plateau.max_timesteps}-tol{plateau.tolerance:g}"
+                if plateau.min_chunks != 2:
+                    budget += f"-min{plateau.min_chunks}"
+            else:
+                budget = f"t{rec.br_timesteps}"
+            path = work / f"br-{cand.name}-seat{seat}-s{seed}-{budget}{tag}.safetensors"
             partner = _partner_digest(cand)
             cached = _cached_br(path, cand, partner, log)
+            if cached is None and rec.br_plateau is not None:
+                _train_br_until_plateau(rec, cand, seat, seed, partner, path, log)
+                cached = _cached_policy(path)
+                assert cached is not None
             if cached is None:
                 config = presets.get(
                     "br",
@@ -528,6 +543,190 @@ def _best_responses(
             params = (trained[0][0][1], trained[1][0][1])
         out.append((policy, params, [p for _, p in trained]))
     return out
+
+
+def plateaued(curve: list[float], tolerance: float, min_chunks: int = 2) -> bool:
+    """Whether a learning curve has stopped rising (Bounds v2's stop rule).
+
+    `curve[k]`: the mean training return over chunk k. Flat once at least `max(2, min_chunks)`
+    chunks are done and the last chunk's mean rose by less than `tolerance` times the one
+    before: `curve[-1] - curve[-2] < tolerance * |curve[-2]|`. A curve still at 0 (or with a
+    chunk in which no episode ended, NaN) is not flat: training goes on to the budget."""
+    if len(curve) < max(2, min_chunks):
+        return False
+    last, before = float(curve[-1]), float(curve[-2])
+    if not (np.isfinite(last) and np.isfinite(before)):
+        return False
+    return last - before < tolerance * abs(before)
+
+
+def _chunk_mean(returns: np.ndarray) -> float:
+    return float(np.nanmean(returns)) if np.any(np.isfinite(returns)) else float("nan")
+
+
+def _train_br_until_plateau(
+    rec: Recipe, cand: Candidate, seat: int, seed: int, partner: str, path: Path, log: Log
+) -> None:
+    """Train the best response to `cand` in `seat` in chunks of `rec.br_timesteps` env steps
+    until `plateaued` or `rec.br_plateau.max_timesteps`, and save it to `path` with its learning
+    curve. One run: the train state carries over between chunks (the learning rate anneals over
+    the maximum budget) and is saved after every chunk next to `path`, so a killed build resumes
+    from the last finished chunk, bit for bit."""
+    from aht_bench.algorithms import br
+    from aht_bench.algorithms.fixed_partner import as_pool
+    from aht_bench.policies.io import save_policy
+    from aht_bench.training import checkpoint, driver, presets
+    from aht_bench.training.config import BRConfig
+
+    plateau = rec.br_plateau
+    assert plateau is not None
+    probe = presets.get("br", rec.br_preset, rec.task_id, learner_seat=seat, shaping=rec.shaping)
+    assert isinstance(probe, BRConfig)
+    chunk_updates = max(1, rec.br_timesteps // probe.batch_size)
+    max_chunks = max(1, plateau.max_timesteps // rec.br_timesteps)
+    config = presets.get(
+        "br",
+        rec.br_preset,
+        rec.task_id,
+        total_timesteps=max_chunks * chunk_updates * probe.batch_size,
+        learner_seat=seat,
+        shaping=rec.shaping,
+    )
+    assert isinstance(config, BRConfig) and config.num_updates == max_chunks * chunk_updates
+    mates = TeammateSet(["partner"], [(cand.policy, cand.params)])
+    state = driver.init_seeds(jax.random.split(jax.random.PRNGKey(seed), 1), br.init, config,
+                              as_pool(mates))  # fmt: skip
+    state_path = Path(str(path).removesuffix(".safetensors") + ".state.safetensors")
+    curve: list[float] = []
+    seconds = 0.0
+    if state_path.is_file():
+        try:
+            loaded, meta = checkpoint.load_state(state_path, state)
+        except checkpoint.CheckpointError as e:
+            log(f"  ignoring the unreadable chunk state {state_path.name}: {e}")
+        else:
+            if meta.get("partner_sha256") == partner:
+                state, curve, seconds = loaded, list(meta["curve"]), float(meta["train_seconds"])
+                log(f"  resuming the best response to {cand.name} after chunk {len(curve)}")
+    while len(curve) < max_chunks and not plateaued(curve, plateau.tolerance, plateau.min_chunks):
+        k = len(curve) + 1
+        log(
+            f"training a best response to {cand.name} in seat {seat}: chunk {k} of at most "
+            f"{max_chunks} ({chunk_updates * config.batch_size:,} env steps, seed {seed})"
+        )
+        start = time.perf_counter()
+        tick, close = _progress(chunk_updates, f"br {cand.name} seat {seat} chunk {k}")
+        try:
+            result = driver.run(
+                state, br.update, config, br.learner_params, chunk_updates, on_update=tick
+            )
+        finally:
+            close()
+        seconds += time.perf_counter() - start
+        state = result.state
+        curve.append(_chunk_mean(np.asarray(result.metrics["episode_return"][0], np.float64)))
+        log(f"  chunk {k}: mean return {curve[-1]:.4g}")
+        checkpoint.save_state(
+            state_path,
+            state,
+            {"curve": curve, "partner_sha256": partner, "train_seconds": round(seconds, 1)},
+        )
+    flat = plateaued(curve, plateau.tolerance, plateau.min_chunks)
+    params = jax.tree.map(lambda x: np.asarray(x[0]), br.learner_params(state))
+    prov = {
+        "algorithm": "br (aht_bench.algorithms.br, PPO), trained until its return stopped rising",
+        "preset": rec.br_preset,
+        "total_timesteps": len(curve) * chunk_updates * config.batch_size,
+        "learner_seat": seat,
+        "seed": seed,
+        "key": f"jax.random.PRNGKey({seed})",
+        "best_response_to": cand.name,
+        "partner_sha256": partner,
+        "train_seconds": round(seconds, 1),
+        "final_train_return": curve[-1] if curve and np.isfinite(curve[-1]) else None,
+        "chunk_timesteps": chunk_updates * config.batch_size,
+        "max_timesteps": config.num_updates * config.batch_size,
+        "plateau_tolerance": plateau.tolerance,
+        "learning_curve": [round(c, 6) if np.isfinite(c) else None for c in curve],
+        "learning_curve_note": "mean training return (base, the learner's stochastic policy) "
+        "per chunk",
+        "flat_at_end": flat,
+        "stopped": "plateau" if flat else "maximum budget",
+    }
+    prov.update(_shaping_provenance(rec))
+    save_policy(path, br.network(config), params, {"task_id": rec.task_id, "provenance": prov})
+    log(
+        f"  best response to {cand.name} seat {seat}: {len(curve)} chunks, {prov['stopped']}; "
+        f"curve {[round(c, 4) for c in curve]}"
+    )
+    state_path.unlink(missing_ok=True)
+    checkpoint.card_path(state_path).unlink(missing_ok=True)
+
+
+# ------------------------------------------------------------------------------------- bounds
+
+
+def upper_bound(sources: list[dict[str, Any]]) -> dict[str, Any]:
+    """The upper bound of one member from its candidate values (Bounds v2): the highest `value`
+    of `sources` (each `{"set_by", "kind", "value"}`; NaN values ignored), with the `set_by` of
+    the first source that reaches it (list the measured ones before the task maximum)."""
+    finite = [x for x in sources if np.isfinite(x["value"])]
+    if not finite:
+        raise HeldoutBuildError("no finite candidate value for an upper bound")
+    best = max(x["value"] for x in finite)
+    first = next(x for x in finite if x["value"] == best)
+    return {"upper": float(best), "upper_set_by": first["set_by"], "kind": first["kind"]}
+
+
+def _example_agent_returns(
+    rec: Recipe, cols: TeammateSet, seatings: tuple[tuple[int, ...], ...], log: Log
+) -> tuple[list[tuple[str, np.ndarray]], list[dict[str, Any]]]:
+    """Each applicable example agent's mean return with every candidate (over every seating and
+    `rec.episodes` episodes, seed `rec.eval_seed`: what `aht-bench evaluate` plays), played by
+    the evaluator itself (jitted for a JAX policy, step by step otherwise); and one record per
+    agent file (its sha256, runner, or why it was skipped)."""
+    from aht_bench.evaluation.evaluate import evaluate_agent_file, file_sha256
+    from aht_bench.evaluation.record import returns_of
+    from aht_bench.evaluation.sets import EvaluationSet
+    from aht_bench.policies.agent_file import AgentLoadError
+
+    repo = sets.heldout_root().parent
+    in_memory = EvaluationSet(
+        set_id=f"{rec.task_id}/{rec.version}-build",
+        task_id=rec.task_id,
+        teammates=cols,
+        lower=np.zeros(cols.size),
+        upper=np.ones(cols.size),
+        seatings=seatings,
+    )
+    rows: list[tuple[str, np.ndarray]] = []
+    info: list[dict[str, Any]] = []
+    for rel in rec.example_agents:
+        path = repo / rel
+        if not path.is_file():
+            raise HeldoutBuildError(
+                f"example agent {rel} is missing from {repo}: build from a checkout of the "
+                "repository (the recipe plays agents/examples/ to set the bounds)"
+            )
+        try:
+            record = evaluate_agent_file(
+                path, in_memory, num_episodes=rec.episodes, seed=rec.eval_seed, reps=100
+            )
+        except AgentLoadError as e:
+            if "(its TASKS)" not in str(e):
+                raise HeldoutBuildError(f"example agent {rel} failed to load: {e}") from None
+            log(f"example agent {rel}: not for {rec.task_id} (its TASKS), skipped")
+            info.append({"file": rel, "sha256": file_sha256(path), "skipped": str(e)})
+            continue
+        mean = returns_of(record["payload"])[0].mean(axis=(1, 2))  # (candidates,)
+        agent = record["payload"]["agent"]
+        log(f"example agent {rel} ({agent.get('runner')}): best return {mean.max():.4g}")
+        rows.append((rel, mean))
+        info.append(
+            {"file": rel, "sha256": file_sha256(path), "runner": agent.get("runner"),
+             "kind": agent.get("kind")}
+        )  # fmt: skip
+    return rows, info
 
 
 # ----------------------------------------------------------------------------------- selection
@@ -643,6 +842,13 @@ def build(
     returns = cross_play(task_id, rows, cols, seatings, rec.episodes, rec.eval_seed)
     per_seating = returns.mean(axis=3)  # (partners, candidates, seatings)
     mean = per_seating.mean(axis=2)  # (partners, candidates)
+    row_names = [p[0] for p in partners]
+    row_kinds = [p[1] for p in partners]
+    examples, example_info = _example_agent_returns(rec, cols, seatings, log)
+    if examples:
+        mean = np.vstack([mean, *[m[None] for _, m in examples]])
+        row_names += [rel for rel, _ in examples]
+        row_kinds += ["example_agent"] * len(examples)
     nc = len(candidates)
     xp = mean[:nc]  # best response i (row) with candidate j (column)
     kept, pruned = select(xp, names, rec.min_competence, rec.min_gap)
@@ -683,22 +889,49 @@ def build(
                 br_list.append(info | {"file": rel, "sha256": _sha256(tmp / rel)})
             br_entries[cand.name] = br_list
             br_return = float(xp[j, j])
-            column = [
-                {"partner": partners[r][0], "kind": partners[r][1], "return": float(mean[r, j])}
-                for r in range(len(partners))
-            ]
-            best = max(column, key=lambda c: c["return"])
-            upper = max(best["return"], br_return)
-            entry["bounds"] = {
-                "lower": 0.0,
-                "upper": upper,
-                "upper_set_by": best["partner"]
-                if best["return"] > br_return
-                else f"br_{cand.name}",
-                "best_response_return": br_return,
-                "best_response_return_per_seating": [float(v) for v in per_seating[j, j]],
-                "raised_by": upper - br_return,
-            }
+            if _bounds_v2(rec):
+                sources = [{"set_by": f"br_{cand.name}", "kind": "own best response",
+                            "value": br_return}]  # fmt: skip
+                sources += [
+                    {"set_by": row_names[r], "kind": row_kinds[r], "value": float(mean[r, j])}
+                    for r in range(len(row_names))
+                    if r != j
+                ]
+                if rec.task_maximum is not None:
+                    sources.append(
+                        {"set_by": "task maximum", "kind": "task maximum",
+                         "value": float(rec.task_maximum)}
+                    )  # fmt: skip
+                bound = upper_bound(sources)
+                upper = bound["upper"]
+                entry["bounds"] = {
+                    "lower": 0.0,
+                    "upper": upper,
+                    "upper_set_by": bound["upper_set_by"],
+                    "upper_set_by_kind": bound["kind"],
+                    "best_response_return": br_return,
+                    "best_response_return_per_seating": [float(v) for v in per_seating[j, j]],
+                    "raised_by": upper - br_return,
+                    "upper_candidates": sources,
+                }
+            else:
+                column = [
+                    {"partner": partners[r][0], "kind": partners[r][1],
+                     "return": float(mean[r, j])}
+                    for r in range(len(partners))
+                ]  # fmt: skip
+                best = max(column, key=lambda c: c["return"])
+                upper = max(best["return"], br_return)
+                entry["bounds"] = {
+                    "lower": 0.0,
+                    "upper": upper,
+                    "upper_set_by": best["partner"]
+                    if best["return"] > br_return
+                    else f"br_{cand.name}",
+                    "best_response_return": br_return,
+                    "best_response_return_per_seating": [float(v) for v in per_seating[j, j]],
+                    "raised_by": upper - br_return,
+                }
             others = [i for i in kept if i != j]
             entry["diversity"] = {
                 "own_best_response_return": br_return,
@@ -744,7 +977,7 @@ def build(
                 "best_response_xp": xp.round(6).tolist(),
             },
             "partner_returns": {
-                "rows": [p[0] for p in partners],
+                "rows": row_names,
                 "cols": names,
                 "mean_return": mean.round(6).tolist(),
             },
@@ -764,6 +997,10 @@ def build(
                 "build_seconds": round(time.perf_counter() - start, 1),
             },
         }
+        if _bounds_v2(rec):
+            manifest["partner_returns"]["kinds"] = row_kinds
+            manifest["example_agents"] = example_info
+            manifest["bounds_procedure"] = BOUNDS_V2
         sets.write_manifest(tmp, manifest)
         if out.exists():
             out.rmdir()  # empty (checked above)
@@ -777,6 +1014,19 @@ def build(
         f"{time.perf_counter() - start:.0f}s"
     )
     return out
+
+
+BOUNDS_V2 = (
+    "Bounds v2 (docs/heldout.md): lower 0; upper the highest of the member's own best response "
+    "(trained until its return stopped rising), every partner evaluated with the member (the "
+    "other candidates' best responses, the candidates, extra heuristics, the example agents), "
+    "and the task's maximum where it has one; each member's upper_candidates lists them all"
+)
+
+
+def _bounds_v2(rec: Recipe) -> bool:
+    """Whether `rec` builds Bounds v2 (the v1 recipes build v1's bounds, byte for byte)."""
+    return rec.br_plateau is not None or bool(rec.example_agents) or rec.task_maximum is not None
 
 
 def _copy_policy(src: Path, dst: Path) -> None:

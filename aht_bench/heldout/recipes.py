@@ -86,6 +86,23 @@ class BRDivSource:
 
 
 @dataclasses.dataclass(frozen=True)
+class Plateau:
+    """Best responses trained until their return stops rising (Bounds v2, docs/heldout.md).
+
+    Training runs in chunks of `Recipe.br_timesteps` env steps, one run whose state carries over
+    (the learning rate anneals over `max_timesteps`); after chunk k >= `min_chunks` it stops when
+    the mean training return over chunk k rose by less than `tolerance` times chunk k-1's
+    (`plateaued`), or when `max_timesteps` are spent."""
+
+    max_timesteps: int
+    """Env steps a best response may train at most (a whole number of chunks)."""
+    tolerance: float = 0.02
+    """Relative rise of the chunk mean below which the curve counts as flat."""
+    min_chunks: int = 2
+    """Chunks trained before the stop rule is applied."""
+
+
+@dataclasses.dataclass(frozen=True)
 class Recipe:
     """Everything that builds one task's heldout set."""
 
@@ -97,7 +114,10 @@ class Recipe:
     extra_partners: tuple[str, ...] = ()
     """Heuristics that only partner candidates when the bounds are estimated."""
     br_timesteps: int = 500_000
-    """Env steps of each PPO best response (one per candidate and seat)."""
+    """Env steps of each PPO best response (one per candidate and seat); with `br_plateau`, of
+    each chunk."""
+    br_plateau: Plateau | None = None
+    """Train best responses until their return stops rising (v2); None: for `br_timesteps`."""
     br_preset: str = "quick"
     """The BR preset whose hyperparameters train the best responses ("quick" or "paper")."""
     br_seats: tuple[int, ...] = (0,)
@@ -117,6 +137,13 @@ class Recipe:
     """Shaped-reward coefficients that replace the paper's for every learner the recipe trains
     (IPPO teams, BRDiv, best responses), as `RunConfig.shaping`; () keeps the paper's. Cached
     files trained with it carry a tag of it (`-cp0` for counter_pickup 0)."""
+    example_agents: tuple[str, ...] = ()
+    """Agent files (paths from the repository root) that partner every candidate, in every
+    seating, when the upper bounds are estimated; a file whose `TASKS` leaves the task out is
+    skipped (v2: agents/examples/)."""
+    task_maximum: float | None = None
+    """The task's highest possible episode return, a candidate upper bound of every member (LBF:
+    0.5, all food eaten); None where there is none (Overcooked)."""
     paper_bounds: tuple[tuple[str, float], ...] = ()
     """The paper's upper bounds (Table normalization_bounds) for its members of the same kinds,
     averaged over members of one kind, in our units (LBF: our return is half the fraction of
@@ -147,7 +174,12 @@ _PAPER_BRDIV = BRDivSource(
     ppo="ippo-paper",
 )
 
-_DIVIDED = ("overcooked-asymm_advantages-v1", "overcooked-forced_coord-v1")
+_DIVIDED = (
+    "overcooked-asymm_advantages-v1",
+    "overcooked-forced_coord-v1",
+    "overcooked-asymm_advantages-v2",
+    "overcooked-forced_coord-v2",
+)
 
 
 def _overcooked(task_id: str, heuristics: tuple[str, ...], **kw: object) -> Recipe:
@@ -287,5 +319,63 @@ V1: dict[str, Recipe] = {
 }
 """task id -> the v1 recipe."""
 
-RECIPES: dict[str, dict[str, Recipe]] = {"v1": V1}
+EXAMPLE_AGENTS = (
+    "agents/examples/heuristic_agent.py",
+    "agents/examples/scripted_agent.py",
+    "agents/examples/jax_mlp_agent.py",
+    "agents/examples/random_agent.py",
+)
+"""The example agent files every v2 build plays with its candidates (those that list the task)."""
+
+_V2_BOUNDS: dict[str, object] = dict(example_agents=EXAMPLE_AGENTS)
+
+
+def _v2(v1: Recipe, task_id: str, **kw: object) -> Recipe:
+    """The v2 recipe of a v1 one: the same members and budgets on `task_id`, best responses
+    trained until they plateau (at most 8 chunks), bounds raised by the example agents."""
+    fields: dict[str, object] = dict(
+        task_id=task_id,
+        version="v2",
+        br_plateau=Plateau(max_timesteps=8 * v1.br_timesteps),
+        **_V2_BOUNDS,
+    )
+    fields.update(kw)
+    return dataclasses.replace(v1, **fields)  # type: ignore[arg-type]
+
+
+def _overcooked_v2(layout: str) -> Recipe:
+    """v1's recipe of `layout` on `overcooked-<layout>-v2`. Counter pickups are unpaid in the v2
+    task itself, so v1's `counter_pickup=0` shaping (forced_coord, counter_circuit) is dropped."""
+    v1 = V1[f"overcooked-{layout}-v1"]
+    return _v2(
+        v1,
+        f"overcooked-{layout}-v2",
+        shaping=tuple(kv for kv in v1.shaping if kv[0] != "counter_pickup"),
+    )
+
+
+V2: dict[str, Recipe] = {
+    # lbf-v1 v2: v1's IPPO teams and heuristics; BRDiv trained 2x longer in two runs (v1's one
+    # run of 128 updates ended at SP return 0.09 and none of its three confederates survived
+    # pruning: one incompetent, two that the other candidates' best responses played as well).
+    "lbf-v1": _v2(
+        V1["lbf-v1"],
+        "lbf-v1",
+        brdiv=BRDivSource(runs=2, population_size=3, generation_updates=256),
+        task_maximum=0.5,
+    ),
+    **{
+        f"overcooked-{layout}-v2": _overcooked_v2(layout)
+        for layout in (
+            "cramped_room",
+            "asymm_advantages",
+            "coord_ring",
+            "forced_coord",
+            "counter_circuit",
+        )
+    },
+}
+"""task id -> the v2 recipe (Bounds v2; lbf-v1 and the overcooked-<layout>-v2 tasks)."""
+
+RECIPES: dict[str, dict[str, Recipe]] = {"v1": V1, "v2": V2}
 """version -> task id -> recipe."""

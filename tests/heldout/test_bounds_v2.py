@@ -1,0 +1,273 @@
+"""Bounds v2 (docs/heldout.md): the plateau stop rule, the upper bound as the highest of its
+sources, the v2 recipes, and (slow) a tiny v2 build that resumes a best response mid-training
+bit for bit. Expected values are worked by hand in the comments."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from aht_bench import envs
+from aht_bench.cli import main
+from aht_bench.heldout import build as hb
+from aht_bench.heldout import recipes
+
+# ------------------------------------------------------------------------- the stop rule
+
+
+def _chunks_until_stop(curve: list[float], tolerance: float, max_chunks: int) -> int:
+    """How many chunks the build trains when chunk k's mean return is curve[k-1]."""
+    seen: list[float] = []
+    while len(seen) < max_chunks and not hb.plateaued(seen, tolerance):
+        seen.append(curve[len(seen)])
+    return len(seen)
+
+
+def test_plateau_rule_on_a_synthetic_curve():
+    curve = [0.10, 0.20, 0.25, 0.252, 0.30, 0.40]
+    # after 2 chunks: rise 0.10 >= 0.02 * 0.10 = 0.002, not flat
+    assert not hb.plateaued(curve[:2], 0.02)
+    # after 3: rise 0.05 >= 0.02 * 0.20 = 0.004, not flat
+    assert not hb.plateaued(curve[:3], 0.02)
+    # after 4: rise 0.002 < 0.02 * 0.25 = 0.005, flat: training stops after chunk 4
+    assert hb.plateaued(curve[:4], 0.02)
+    assert _chunks_until_stop(curve, 0.02, max_chunks=8) == 4
+    # with a 0.5% tolerance 0.002 >= 0.005 * 0.25 = 0.00125: not flat; then rise 0.048 >=
+    # 0.00126, 0.1 >= 0.0015: it runs into the budget of 6 chunks still rising
+    assert _chunks_until_stop(curve, 0.005, max_chunks=6) == 6
+    assert not hb.plateaued(curve, 0.005)
+    # a budget below the plateau stops it first
+    assert _chunks_until_stop(curve, 0.02, max_chunks=3) == 3
+
+
+def test_plateau_rule_edge_cases():
+    assert not hb.plateaued([], 0.02) and not hb.plateaued([0.4], 0.02)
+    assert hb.plateaued([0.30, 0.29], 0.02)  # a fall is flat
+    assert hb.plateaued([100.0, 101.9], 0.02)  # 1.9 < 2.0
+    assert not hb.plateaued([100.0, 102.0], 0.02)  # 2.0 is not < 2.0
+    assert not hb.plateaued([0.0, 0.0], 0.02)  # still at zero: keep training
+    assert not hb.plateaued([0.1, float("nan")], 0.02)  # no episode ended in the chunk
+    assert not hb.plateaued([0.3, 0.3], 0.02, min_chunks=3)
+    assert hb.plateaued([0.2, 0.3, 0.3], 0.02, min_chunks=3)
+
+
+# ------------------------------------------------------------------------- the upper bound
+
+
+def test_upper_bound_is_the_highest_source_with_its_provenance():
+    sources = [
+        {"set_by": "br_m", "kind": "own best response", "value": 0.40},
+        {"set_by": "br_other", "kind": "best_response", "value": 0.42},
+        {"set_by": "agents/examples/scripted_agent.py", "kind": "example_agent", "value": 0.46},
+        {"set_by": "seq_agent_lexi", "kind": "heuristic", "value": float("nan")},
+    ]
+    got = hb.upper_bound(sources)
+    assert got == {
+        "upper": 0.46,
+        "upper_set_by": "agents/examples/scripted_agent.py",
+        "kind": "example_agent",
+    }
+    with_max = [*sources, {"set_by": "task maximum", "kind": "task maximum", "value": 0.5}]
+    assert hb.upper_bound(with_max)["upper"] == 0.5
+    assert hb.upper_bound(with_max)["upper_set_by"] == "task maximum"
+    # a tie goes to the first source listed (the own best response before any partner)
+    tie = [
+        {"set_by": "br_m", "kind": "own best response", "value": 0.3},
+        {"set_by": "x", "kind": "heuristic", "value": 0.3},
+    ]
+    assert hb.upper_bound(tie)["upper_set_by"] == "br_m"
+    with pytest.raises(hb.HeldoutBuildError):
+        hb.upper_bound([{"set_by": "a", "kind": "b", "value": float("nan")}])
+
+
+# ------------------------------------------------------------------------------ recipes
+
+
+LAYOUTS = ["cramped_room", "asymm_advantages", "coord_ring", "forced_coord", "counter_circuit"]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_overcooked_v2_recipes_keep_v1s_members_on_the_v2_task(layout):
+    v1 = hb.recipe(f"overcooked-{layout}-v1", "v1")
+    v2 = hb.recipe(f"overcooked-{layout}-v2", "v2")
+    assert v2.task_id == f"overcooked-{layout}-v2" and envs.resolve(v2.task_id) == v2.task_id
+    assert (v2.ippo, v2.brdiv, v2.heuristics, v2.br_seats) == (
+        v1.ippo,
+        v1.brdiv,
+        v1.heuristics,
+        v1.br_seats,
+    )
+    # counter pickups are unpaid in the v2 task itself
+    assert "counter_pickup" not in dict(v2.shaping)
+    env: Any = envs.make(v2.task_id)
+    assert float(env.params.counter_pickup) == 0.0
+    assert v2.br_plateau is not None and v2.task_maximum is None
+    assert v2.br_plateau.max_timesteps == 8 * v1.br_timesteps
+    assert bool(getattr(env, "divided", False)) == (v2.br_seats == (0, 1))
+
+
+def test_v1_recipes_are_unchanged_by_v2():
+    # the v1 recipes' data as published (manifest recipe.definition of heldout/lbf-v1/v1)
+    published = json.loads(
+        (Path(__file__).parents[2] / "heldout/lbf-v1/v1/manifest.json").read_text()
+    )["recipe"]["definition"]
+    now = json.loads(json.dumps(dataclasses.asdict(recipes.V1["lbf-v1"])))
+
+    def published_part(x, like):  # fields added to the sources since v1 was published: dropped
+        if isinstance(like, dict):
+            return {k: published_part(x[k], like[k]) for k in like}
+        if isinstance(like, list):
+            return [published_part(a, b) for a, b in zip(x, like, strict=True)]
+        return x
+
+    assert published_part(now, published) == published
+    assert {k: v for k, v in now.items() if k not in published} == {
+        "br_preset": "quick",  # fields added after v1 was published, at their defaults
+        "shaping": [],
+        "br_plateau": None,
+        "example_agents": [],
+        "task_maximum": None,
+    }
+    assert all(not hb._bounds_v2(r) for r in recipes.V1.values())
+    lbf = hb.recipe("lbf", "v2")
+    assert lbf.task_maximum == 0.5 and lbf.example_agents == recipes.EXAMPLE_AGENTS
+    assert lbf.brdiv is not None and lbf.brdiv.runs * lbf.brdiv.population_size == 6
+
+
+def test_cli_build_of_an_overcooked_v2_set_starts_training_its_v2_task(tmp_path, monkeypatch):
+    from aht_bench.algorithms import ippo
+
+    seen = []
+
+    def fake_train(key, config, seeds, on_update=None):
+        seen.append(config)
+        raise KeyboardInterrupt  # the CLI's clean stop: nothing published
+
+    monkeypatch.setattr(ippo, "train", fake_train)
+    result = CliRunner().invoke(
+        main,
+        ["heldout", "build", "--task", "overcooked-cramped_room-v2", "--version", "v2",
+         "--out", str(tmp_path / "out"), "--work", str(tmp_path / "work")],
+    )  # fmt: skip
+    assert "training IPPO team ippo_mlp_0" in result.output, result.output
+    assert seen[0].task_id == "overcooked-cramped_room-v2" and seen[0].shaping == ()
+    assert not (tmp_path / "out" / "manifest.json").exists()
+
+
+# ------------------------------------------------------------------------- a tiny build
+
+
+def _tiny_v2(monkeypatch, task_maximum: float | None = None) -> recipes.Recipe:
+    r = recipes.V2["lbf-v1"]
+    assert r.brdiv is not None
+    tiny = dataclasses.replace(
+        r,
+        ippo=(dataclasses.replace(r.ippo[0], seeds=1, timesteps=64 * 128 * 2, checkpoints=()),),
+        brdiv=dataclasses.replace(r.brdiv, runs=1, population_size=2, generation_updates=4),
+        heuristics=r.heuristics[:1],
+        extra_partners=(),
+        br_timesteps=64 * 128,
+        br_plateau=recipes.Plateau(max_timesteps=3 * 64 * 128, tolerance=0.02),
+        episodes=2,
+        min_competence=0.0,
+        min_gap=-1e9,
+        task_maximum=task_maximum,
+    )
+    monkeypatch.setitem(recipes.V2, "lbf-v1", tiny)
+    return tiny
+
+
+@pytest.mark.slow
+def test_a_tiny_v2_build_records_curves_and_bounds_and_resumes_bit_for_bit(tmp_path, monkeypatch):
+    from aht_bench.training import driver
+
+    _tiny_v2(monkeypatch)
+    logs: list[str] = []
+    a = hb.build("lbf", "v2", out=tmp_path / "a", work=tmp_path / "wa", log=logs.append)
+    ma = json.loads((a / "manifest.json").read_text())
+    applied = {e["file"] for e in ma["example_agents"] if "skipped" not in e}
+    skipped = {e["file"] for e in ma["example_agents"] if "skipped" in e}
+    assert skipped == {"agents/examples/heuristic_agent.py"}  # Overcooked only
+    assert applied == {f"agents/examples/{n}_agent.py" for n in ("scripted", "jax_mlp", "random")}
+    table = np.asarray(ma["partner_returns"]["mean_return"])
+    assert set(applied) <= set(ma["partner_returns"]["rows"])
+    for m in ma["members"]:
+        b = m["bounds"]
+        values = [s["value"] for s in b["upper_candidates"]]
+        j = ma["partner_returns"]["cols"].index(m["name"])
+        assert b["upper"] == pytest.approx(max(values)) == pytest.approx(table[:, j].max())
+        assert b["upper_set_by"] in [s["set_by"] for s in b["upper_candidates"]]
+        for br in ma["best_responses"][m["name"]]:
+            chunks = len(br["learning_curve"])
+            assert 2 <= chunks <= 3 and br["total_timesteps"] == chunks * 64 * 128
+            assert br["flat_at_end"] == hb.plateaued(br["learning_curve"], 0.02)
+            assert br["stopped"] == ("plateau" if br["flat_at_end"] else "maximum budget")
+
+    # the same build killed after the first chunk of its second best response resumes from
+    # the saved chunk state and ends with the same weights
+    calls = {"n": 0}
+    real_run = driver.run
+
+    def dying_run(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise KeyboardInterrupt
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(driver, "run", dying_run)
+    with pytest.raises(KeyboardInterrupt):
+        hb.build("lbf", "v2", out=tmp_path / "b", work=tmp_path / "wb", log=lambda _m: None)
+    assert list((tmp_path / "wb").rglob("*.state.safetensors"))
+    monkeypatch.setattr(driver, "run", real_run)
+    logs_b: list[str] = []
+    b = hb.build("lbf", "v2", out=tmp_path / "b", work=tmp_path / "wb", log=logs_b.append)
+    assert any("resuming the best response" in line for line in logs_b)
+    assert not list((tmp_path / "wb").rglob("*.state.safetensors"))
+    for f in sorted(a.rglob("*.safetensors")):
+        assert f.read_bytes() == (b / f.relative_to(a)).read_bytes(), f
+    mb = json.loads((b / "manifest.json").read_text())
+    assert ma["partner_returns"] == mb["partner_returns"]
+
+
+# ---------------------------------------------------------------------- published v2 sets
+
+ROOT = Path(__file__).parents[2] / "heldout"
+V2_SETS = sorted(ROOT.glob("*/v2"))
+
+
+@pytest.mark.parametrize("folder", V2_SETS, ids=[f.parent.name for f in V2_SETS])
+def test_v2_sets_follow_bounds_v2(folder):
+    from aht_bench.evaluation import sets
+
+    manifest, _ = sets.read_manifest(folder)
+    rec = hb.recipe(manifest["task_id"], "v2")
+    xp = manifest["cross_play"]
+    assert xp["diagonal_mean"] > xp["off_diagonal_mean"]
+    table = manifest["partner_returns"]
+    values = np.asarray(table["mean_return"])
+    examples = [r for r, k in zip(table["rows"], table["kinds"], strict=True)
+                if k == "example_agent"]  # fmt: skip
+    assert examples
+    for member in manifest["members"]:
+        b = member["bounds"]
+        j = table["cols"].index(member["name"])
+        sources = b["upper_candidates"]
+        assert b["upper"] == max(s["value"] for s in sources)
+        assert b["upper"] >= values[:, j].max() and b["upper"] >= b["best_response_return"]
+        if rec.task_maximum is not None:
+            assert {"set_by": "task maximum", "kind": "task maximum",
+                    "value": rec.task_maximum} in sources  # fmt: skip
+        # no example agent's mean return with a member is above its bound (score <= 1)
+        for row in examples:
+            assert values[table["rows"].index(row), j] <= b["upper"]
+        for br in manifest["best_responses"][member["name"]]:
+            curve = br["learning_curve"]
+            assert br["total_timesteps"] == len(curve) * br["chunk_timesteps"]
+            assert br["total_timesteps"] <= br["max_timesteps"]
+            assert br["flat_at_end"] == hb.plateaued(curve, br["plateau_tolerance"])
