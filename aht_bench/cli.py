@@ -1089,7 +1089,8 @@ def heldout() -> None:
     "--version",
     default="v1",
     show_default=True,
-    help="Set version: v1 (IPPO, BRDiv and heuristic members) or human-proxy-v1.",
+    help="Set version: v1 (IPPO, BRDiv and heuristic members), human-proxy-v1 (on the v1 "
+    "Overcooked tasks) or human-proxy-v2 (on the v2 ones).",
 )
 @click.option(
     "--out",
@@ -1106,7 +1107,7 @@ def heldout() -> None:
     "from it.",
 )
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="human-proxy-v1 only: where the human data is cached.")  # fmt: skip
+              help="human-proxy-* only: where the human data is cached.")  # fmt: skip
 def heldout_build(
     task_id: str, version: str, out: Path | None, work: Path | None, data_dir: Path | None
 ) -> None:
@@ -1118,10 +1119,10 @@ def heldout_build(
     from aht_bench.heldout import build as hb
 
     try:
-        if version == "human-proxy-v1":
+        if version.startswith("human-proxy-"):
             from aht_bench.heldout import human
 
-            folder = human.build(task_id, out, data_dir=data_dir, log=click.echo)
+            folder = human.build(task_id, out, version=version, data_dir=data_dir, log=click.echo)
         else:
             hb.recipe(task_id, version)
             folder = hb.build(task_id, version, out=out, work=work, log=click.echo)

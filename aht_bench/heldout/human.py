@@ -3,13 +3,20 @@
 
     from aht_bench.heldout import human
     human.fetch()                      # download, verify and convert the data once (cached)
-    human.build("cramped_room")        # -> heldout/overcooked-cramped_room-v1/human-proxy-v1/
+    human.build("overcooked-cramped_room-v1")  # -> heldout/<that task>/human-proxy-v1/
+    human.build("overcooked-cramped_room-v2")  # -> heldout/<that task>/human-proxy-v2/
+
+Two published versions (`VERSIONS`, `ProxyVersion`), one recipe: `human-proxy-v1` on the
+`overcooked-<layout>-v1` tasks and `human-proxy-v2` on the `overcooked-<layout>-v2` tasks (the
+game as the paper's code runs it). They differ only in the task the proxies are evaluated and
+bounded on and in the seat rule (below); v2's manifest lists the differences under
+`changes_from_human_proxy_v1`.
 
 Per layout, two behaviour-cloned MLPs (the usual protocol of Carroll et al.):
 
 - `human_proxy`: cloned from the TEST split. It is the one member of the published set
-  `human-proxy-v1` (kind `human-proxy`), with BRProx bounds lower 0 and upper its own self-play
-  return (both seats the proxy; the paper normalises human-proxy returns this way).
+  (kind `human-proxy`), with BRProx bounds lower 0 and upper its own self-play return on the
+  set's task (both seats the proxy; the paper normalises human-proxy returns this way).
 - `bc_partner`: cloned from the TRAIN split, a partner for training ego agents; listed in the
   manifest under "bc_partner", not as a member.
 
@@ -49,10 +56,15 @@ Seats: the replay runs with JaxMARL agent i = the data's player i, because JaxMA
 overcooked_ai, resolves the two interacts of a step in agent order (when both players use one
 counter in the same step the order decides who gets the item; replaying forced_coord's test
 split with the players swapped diverged at the first such step and matched 49% of the steps
-instead of 100%). The outputs are then put in our seat order: on the divided layouts seat 0 is
-the player in the LEFT region (the env's seat rule), elsewhere seat i is the data's player i.
-Our observations are egocentric (own layers first; nothing else depends on the seat), so an
-observation does not depend on which seat the replay gave the player.
+instead of 100%). The outputs are then put in our seat order. human-proxy-v1: on the divided
+layouts seat 0 is the player in the LEFT region (the v1 env's seat rule), elsewhere seat i is
+the data's player i. human-proxy-v2: seat i is the data's player i on every layout (the v2
+task draws each seat's side every episode, so no side belongs to a seat). Our observations are
+egocentric (own layers first; nothing else depends on the seat), so an observation does not
+depend on which seat the replay gave the player; the seat order only orders the pooled BC
+transitions (and so the minibatches). The replay starts from recorded states
+(`make_inner`), never from a reset, so v2's random reset does not enter it: on v1 and v2 it
+steps the same dynamics and returns the same observations and match rates.
 
 Human games lasted about 1,200 steps, ours 400, and our observation's urgency channel is on in
 the last 39 steps. The replayed state's `step` is therefore set to
@@ -69,7 +81,8 @@ the majority-action baseline next to it.
 
 **Evaluation**: self-play of each network and the proxy with the partner, `BCConfig.episodes`
 episodes per seating, both seatings, seed `BCConfig.eval_seed`, through
-`aht_bench.evaluation.evaluate.cross_play`; the networks act by sampling from their logits.
+`aht_bench.evaluation.evaluate.cross_play` on the set's task (v2: episodes start from v2's
+random object state and sides); the networks act by sampling from their logits.
 
 The set folder holds `manifest.json` (+ `manifest.sha256`), `human_proxy.safetensors` and
 `bc_partner.safetensors` (+ their JSON cards); nothing derived from the data but the trained
@@ -104,7 +117,6 @@ import numpy as np
 
 Log = Callable[[str], None]
 
-VERSION = "human-proxy-v1"
 OVERCOOKED_AI_VERSION = "1.1.0"
 SDIST_FILENAME = f"overcooked_ai-{OVERCOOKED_AI_VERSION}.tar.gz"
 SDIST_SHA256 = "478bf319274bdb6c5bede8048ee901d088912353111ab85e9fb2bf389c6ccddf"
@@ -126,15 +138,6 @@ DEFAULT_DATA_DIR = "~/.cache/aht-bench/human_data"
 SAFE_FORMAT = "aht-bench-human-data"
 SAFE_FORMAT_VERSION = 1
 
-# Our task id -> the layout's name in the human data.
-DATA_LAYOUTS: dict[str, str] = {
-    "overcooked-cramped_room-v1": "cramped_room",
-    "overcooked-asymm_advantages-v1": "asymmetric_advantages",
-    "overcooked-coord_ring-v1": "coordination_ring",
-    "overcooked-forced_coord-v1": "random0",
-    "overcooked-counter_circuit-v1": "random3",
-}
-LAYOUTS: tuple[str, ...] = tuple(DATA_LAYOUTS)
 
 # (module, name) a pickle may name -> (module, name) imported in its place. The 2019 pickles
 # (pandas 0.2x, numpy 1.x) name the first group; two of those moved since: numpy.core is
@@ -181,6 +184,80 @@ NOTHING, ONION_ITEM, PLATE_ITEM, SOUP_ITEM = 0, 1, 2, 3
 _HELD_NAMES = {"onion": ONION_ITEM, "dish": PLATE_ITEM, "soup": SOUP_ITEM}
 # Cells of the layout grid as the data writes them -> our cell kinds (overcooked.FLOOR, ...).
 _GRID_KINDS = {" ": 0, "1": 0, "2": 0, "X": 1, "O": 2, "D": 3, "P": 4, "S": 5}
+
+
+@dataclasses.dataclass(frozen=True)
+class ProxyVersion:
+    """One published human-proxy version: the task it is built and measured on, its seat rule.
+
+    Everything else (data, splits, BC config, seeds, evaluation protocol) is the same recipe
+    in every version.
+    """
+
+    name: str
+    """The set's version, its folder under heldout/<task_id>/."""
+    task_version: int
+    """Built, evaluated and bounded on `overcooked-<layout>-v<task_version>`."""
+    seats_by_side: bool
+    """Divided layouts: seat 0 is the player in the left region (v1's env puts seat 0 there);
+    False: seat i is the data's player i everywhere."""
+    seats: str
+    """The seat rule in words (the manifest's `source.seats`)."""
+    changes: tuple[str, ...] = ()
+    """How it differs from human-proxy-v1 (the manifest's `changes_from_human_proxy_v1`; not
+    written for v1 itself)."""
+
+    def task_id(self, layout: str) -> str:
+        return f"overcooked-{layout}-v{self.task_version}"
+
+    @property
+    def tasks(self) -> tuple[str, ...]:
+        return tuple(self.task_id(layout) for layout in DATA_LAYOUT_NAMES)
+
+
+# Our layout name -> the layout's name in the human data.
+DATA_LAYOUT_NAMES: dict[str, str] = {
+    "cramped_room": "cramped_room",
+    "asymm_advantages": "asymmetric_advantages",
+    "coord_ring": "coordination_ring",
+    "forced_coord": "random0",
+    "counter_circuit": "random3",
+}
+VERSIONS: dict[str, ProxyVersion] = {
+    "human-proxy-v1": ProxyVersion(
+        name="human-proxy-v1",
+        task_version=1,
+        seats_by_side=True,
+        seats="divided layouts: seat 0 is the player in the left region; otherwise seat i is "
+        "the data's player i",
+    ),
+    "human-proxy-v2": ProxyVersion(
+        name="human-proxy-v2",
+        task_version=2,
+        seats_by_side=False,
+        seats="seat i is the data's player i on every layout (the v2 task draws each seat's "
+        "side per episode, so no side belongs to a seat); the seat only orders the pooled "
+        "transitions, the observations are egocentric",
+        changes=(
+            "task: built, evaluated and bounded on overcooked-<layout>-v2 (sides drawn per "
+            "episode on the divided layouts, random pot status and held items at every reset, "
+            "pile pickups only shaped); the evaluation episodes therefore start from random "
+            "object states, and the upper bound (the proxy's self-play return) is measured there",
+            "seats: seat i is the data's player i on every layout (v1: on asymm_advantages and "
+            "forced_coord seat 0 is the left player); on those two layouts this changes only "
+            "the order of the pooled BC transitions, hence the minibatches, hence the weights; "
+            "on the three shared layouts the BC inputs are those of v1",
+            "unchanged: the data (overcooked-ai 1.1.0 pickles, same sha256), the splits, the "
+            "open-loop replay from each trial's recorded first state (the random reset never "
+            "enters; observations and match rates are v1's), BCConfig, the seeds (proxy "
+            "seed, partner seed + 1) and the evaluation protocol (episodes per seating, seed)",
+        ),
+    ),
+}
+# Our task id (both task versions) -> the layout's name in the human data.
+DATA_LAYOUTS: dict[str, str] = {
+    v.task_id(layout): name for v in VERSIONS.values() for layout, name in DATA_LAYOUT_NAMES.items()
+}
 
 
 class HumanDataError(ValueError):
@@ -595,9 +672,10 @@ def check_grid(env: Any, grid: str) -> None:
         )
 
 
-def seat_order(env: Any, pos0: np.ndarray) -> np.ndarray:
-    """seat -> data player: on divided layouts seat 0 is the player in the left region."""
-    if not env.divided:
+def seat_order(env: Any, pos0: np.ndarray, by_side: bool) -> np.ndarray:
+    """seat -> data player. `by_side` (human-proxy-v1): on divided layouts seat 0 is the player
+    in the left region; otherwise, and on every layout without `by_side`, seat i is player i."""
+    if not (by_side and env.divided):
         return np.array([0, 1])
     left = {tuple(int(v) for v in c) for c in env.spawn_cells[0]}
     in_left = [tuple(int(v) for v in p) in left for p in pos0]
@@ -693,8 +771,9 @@ def obs_steps(num_steps: int, horizon: int) -> np.ndarray:
     return np.maximum(0, horizon - left).astype(np.int32)
 
 
-def replay(env: Any, data: HumanData, trials: list[int]) -> Replay:
-    """Replay `trials` of `data` open-loop in `env` (see the module docstring)."""
+def replay(env: Any, data: HumanData, trials: list[int], *, seats_by_side: bool) -> Replay:
+    """Replay `trials` of `data` open-loop in `env` (see the module docstring); the outputs are
+    in seat order, `seat_order(env, first positions, seats_by_side)` (`ProxyVersion`)."""
     from aht_bench.envs import overcooked as oc
 
     if not trials:
@@ -702,7 +781,7 @@ def replay(env: Any, data: HumanData, trials: list[int]) -> Replay:
     orders, expected, starts, lengths = [], [], [], []
     for i in trials:
         check_grid(env, str(data.grid[i]))
-        order = seat_order(env, data.pos[data.states(i)][0])
+        order = seat_order(env, data.pos[data.states(i)][0], seats_by_side)
         exp = _expected(env, data, i)
         n = data.steps(i).stop - data.steps(i).start
         orders.append(order)
@@ -921,29 +1000,46 @@ def _transitions(rep: Replay, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 # ---------------------------------------------------------------------------- building a set
 
 
-def resolve_task(task: str) -> str:
-    """Our task id of `task` (an id or alias) if it has human data, else a ValueError."""
+def resolve_task(task: str, version: str | None = None) -> tuple[str, ProxyVersion]:
+    """(our task id of `task`, an id or alias, and its `ProxyVersion`), or a ValueError naming
+    the fix. `version` None: the version built on the task's version (v1 task: human-proxy-v1,
+    v2 task: human-proxy-v2)."""
     from aht_bench import envs
 
     task_id = envs.resolve(task)
     if task_id not in DATA_LAYOUTS:
+        have = ", ".join(t for v in VERSIONS.values() for t in v.tasks)
+        raise ValueError(f"no human gameplay data for {task_id}; human proxies exist for {have}")
+    if version is None:
+        (proxy,) = (v for v in VERSIONS.values() if task_id in v.tasks)
+        return task_id, proxy
+    if version not in VERSIONS:
         raise ValueError(
-            f"no human gameplay data for {task_id}; human proxies exist for {', '.join(LAYOUTS)}"
+            f"unknown human-proxy version {version!r}; choose one of {', '.join(VERSIONS)}"
         )
-    return task_id
+    proxy = VERSIONS[version]
+    if task_id not in proxy.tasks:
+        layout = task_id.removeprefix("overcooked-").rsplit("-", 1)[0]
+        raise ValueError(
+            f"{version} is built on the v{proxy.task_version} tasks, not on {task_id}: build it "
+            f"for {proxy.task_id(layout)}"
+        )
+    return task_id, proxy
 
 
 def build(
     task: str,
     out: str | os.PathLike[str] | None = None,
     *,
+    version: str | None = None,
     data_dir: str | os.PathLike[str] | None = None,
     seed: int = 0,
     config: BCConfig | None = None,
     log: Log = print,
 ) -> Path:
-    """Build the `human-proxy-v1` set of `task` into `out` (default
-    heldout/<task_id>/human-proxy-v1/); fetches the data first if needed. Returns the folder.
+    """Build the human-proxy set `version` of `task` into `out` (default
+    heldout/<task_id>/<version>/); fetches the data first if needed. Returns the folder.
+    `version` None: the one built on the task's version (`resolve_task`).
 
     `seed` seeds the proxy's BC (`seed`) and the partner's (`seed + 1`): initialisation,
     validation trials and minibatch order. Refuses to overwrite an existing set.
@@ -957,9 +1053,9 @@ def build(
     from aht_bench.policies.population import TeammateSet
 
     cfg = config or BCConfig()
-    task_id = resolve_task(task)
+    task_id, proxy = resolve_task(task, version)
     data_layout = DATA_LAYOUTS[task_id]
-    folder = Path(out) if out is not None else sets.heldout_root() / task_id / VERSION
+    folder = Path(out) if out is not None else sets.heldout_root() / task_id / proxy.name
     if folder.exists() and any(folder.iterdir()):
         raise HumanDataError(
             f"{folder} already exists and is not empty: a published set is never overwritten; "
@@ -976,7 +1072,7 @@ def build(
         data = load_split(split, cache)
         trials = data.trials_of(data_layout)
         t0 = time.perf_counter()
-        rep = replay(env, data, trials)
+        rep = replay(env, data, trials, seats_by_side=proxy.seats_by_side)
         replays[split] = rep
         splits[split] = {
             "trials": len(trials),
@@ -1104,8 +1200,8 @@ def build(
         manifest = {
             "format": sets.FORMAT,
             "format_version": sets.FORMAT_VERSION,
-            "set_id": f"{task_id}/{VERSION}",
-            "version": VERSION,
+            "set_id": f"{task_id}/{proxy.name}",
+            "version": proxy.name,
             "status": (
                 "PUBLISHED human-proxy set: a behaviour-cloned model of the Carroll et al. "
                 "(2019) test-split humans, normalised by its own self-play return (paper App. "
@@ -1153,8 +1249,7 @@ def build(
                 "pickles": {s: {"member": m, "sha256": d} for s, (m, d) in PICKLES.items()},
                 "data_layout": data_layout,
                 "splits": splits,
-                "seats": "divided layouts: seat 0 is the player in the left region; "
-                "otherwise seat i is the data's player i",
+                "seats": proxy.seats,
                 "observation_step": "max(0, 400 - steps left in the human trial)",
             },
             "recipe": {
@@ -1175,6 +1270,8 @@ def build(
                 "build_seconds": round(time.perf_counter() - start, 1),
             },
         }
+        if proxy.changes:  # v1's manifest keeps exactly its published keys
+            manifest["changes_from_human_proxy_v1"] = list(proxy.changes)
         sets.write_manifest(work, manifest)
         sets.load_set(task_id, work)  # the set loads, verified, before it is published
         if folder.exists():

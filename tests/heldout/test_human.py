@@ -1,6 +1,7 @@
 """Human-proxy partners (aht_bench.heldout.human): the allow-listing unpickler, sha256 checks,
 the conversion to the safe format, the open-loop replay of hand-made trials, behaviour cloning,
-and the published `human-proxy-v1` sets. Nothing here touches the network or the real data."""
+and the published `human-proxy-v1` (v1 tasks) and `human-proxy-v2` (v2 tasks) sets. Nothing
+here touches the network or the real data, except the slow rebuild test (cached data only)."""
 
 from __future__ import annotations
 
@@ -332,7 +333,7 @@ def _cell_layers(env, obs_row):
 def test_hand_made_trial_replays_state_for_state():
     env: Any = envs.make("overcooked-cramped_room-v1")
     data = _cramped_data()
-    rep = human.replay(env, data, [0])
+    rep = human.replay(env, data, [0], seats_by_side=True)
     assert rep.matched.all() and rep.full_match.all()
     assert rep.actions.tolist() == CRAMPED_ACTION_IDS
     grid0 = _cell_layers(env, rep.obs[0, 0])
@@ -352,14 +353,14 @@ def test_replay_flags_a_recording_the_env_does_not_reproduce():
     states[3] = _state([(2, 1, LEFT, None), (3, 1, UP, "onion")])
     states[4] = _state([(2, 1, LEFT, "onion"), (3, 1, UP, None)], [("onion", 3, 0)])
     data = human.convert(_frame("cramped_room", CRAMPED, states[:5], CRAMPED_ACTIONS[:4]))
-    rep = human.replay(env, data, [0])
+    rep = human.replay(env, data, [0], seats_by_side=True)
     assert rep.matched.tolist() == [True, True, False, False]
 
 
 def test_divided_layout_puts_the_left_player_in_seat_0_and_keeps_the_interact_order():
     env = envs.make("overcooked-forced_coord-v1")
     data = human.convert(_frame("random0", FORCED, FORCED_STATES, FORCED_ACTIONS))
-    rep = human.replay(env, data, [0])
+    rep = human.replay(env, data, [0], seats_by_side=True)
     assert rep.full_match.all()  # player 0 interacted first, as recorded
     # seat 0 is the data's player 1 (left): its actions come first
     assert rep.actions.tolist() == [[3, 1], [5, 3], [2, 4], [5, 5]]
@@ -367,10 +368,38 @@ def test_divided_layout_puts_the_left_player_in_seat_0_and_keeps_the_interact_or
     assert first[2, 1, 0] == 1 and first[1, 3, 1] == 1  # own (1,2) left, other (3,1) right
 
 
+def test_v2_seats_are_the_data_players_and_the_replay_is_v1s():
+    data = human.convert(_frame("random0", FORCED, FORCED_STATES, FORCED_ACTIONS))
+    v1 = human.replay(envs.make("overcooked-forced_coord-v1"), data, [0], seats_by_side=True)
+    env = envs.make("overcooked-forced_coord-v2")
+    rep = human.replay(env, data, [0], seats_by_side=human.VERSIONS["human-proxy-v2"].seats_by_side)
+    assert rep.full_match.all()
+    # seat 0 is the data's player 0 (right): FORCED_ACTIONS as recorded
+    assert rep.actions.tolist() == [[1, 3], [3, 5], [4, 2], [5, 5]]
+    first = _cell_layers(env, rep.obs[0, 0])
+    assert first[1, 3, 0] == 1 and first[2, 1, 1] == 1  # own (3,1) right, other (1,2) left
+    # the same observations as v1's replay, only the seats swapped
+    np.testing.assert_array_equal(rep.obs, v1.obs[:, ::-1])
+    np.testing.assert_array_equal(rep.actions, v1.actions[:, ::-1])
+
+
+@pytest.mark.parametrize("seats_by_side", [True, False])
+def test_the_replay_on_v2_steps_the_same_game_as_on_v1(seats_by_side):
+    # From recorded states (make_inner), never from v2's random reset: same states, same obs.
+    data = _cramped_data()
+    v1 = human.replay(envs.make("overcooked-cramped_room-v1"), data, [0], seats_by_side=True)
+    v2 = human.replay(
+        envs.make("overcooked-cramped_room-v2"), data, [0], seats_by_side=seats_by_side
+    )
+    assert v2.matched.all() and v2.full_match.all()
+    np.testing.assert_array_equal(v2.obs, v1.obs)  # shared layout: seat i is player i in both
+    np.testing.assert_array_equal(v2.actions, v1.actions)
+
+
 def test_replay_checks_the_recorded_layout():
     env = envs.make("overcooked-coord_ring-v1")
     with pytest.raises(HumanDataError, match="not overcooked-coord_ring-v1's layout"):
-        human.replay(env, _cramped_data(), [0])
+        human.replay(env, _cramped_data(), [0], seats_by_side=True)
 
 
 def test_observation_steps_put_the_urgency_in_the_last_39_steps():
@@ -425,28 +454,100 @@ def test_build_refuses_tasks_without_data_and_existing_sets(tmp_path):
         human.build("cramped_room", tmp_path / "set", data_dir=tmp_path / "nodata")
 
 
-def test_layouts_cover_the_five_overcooked_tasks():
-    assert sorted(human.LAYOUTS) == sorted(f"overcooked-{n}-v1" for n in oc.LAYOUTS)
+@pytest.mark.parametrize("version,task_version", [("human-proxy-v1", 1), ("human-proxy-v2", 2)])
+def test_each_version_covers_the_five_overcooked_tasks_of_its_task_version(version, task_version):
+    proxy = human.VERSIONS[version]
+    assert proxy.name == version and proxy.task_version == task_version
+    assert sorted(proxy.tasks) == sorted(f"overcooked-{n}-v{task_version}" for n in oc.LAYOUTS)
+    for task_id in proxy.tasks:
+        assert envs.resolve(task_id) == task_id
+        assert human.resolve_task(task_id) == (task_id, proxy)  # the task's version by default
+        assert human.resolve_task(task_id, version) == (task_id, proxy)
+        assert human.DATA_LAYOUTS[task_id] == human.DATA_LAYOUT_NAMES[task_id.split("-")[1]]
+
+
+def test_v1_keeps_its_seat_rule_and_only_v2_records_changes():
+    v1, v2 = human.VERSIONS["human-proxy-v1"], human.VERSIONS["human-proxy-v2"]
+    assert v1.seats_by_side and not v2.seats_by_side
+    assert v1.seats == (
+        "divided layouts: seat 0 is the player in the left region; otherwise seat i is the "
+        "data's player i"
+    )  # the text of the published v1 manifests
+    assert v1.changes == () and len(v2.changes) == 3
+
+
+def test_a_version_is_built_only_on_its_own_task_version():
+    with pytest.raises(
+        ValueError,
+        match="human-proxy-v2 is built on the v2 tasks, not on "
+        "overcooked-cramped_room-v1: build it for overcooked-cramped_room-v2",
+    ):
+        human.resolve_task("cramped_room", "human-proxy-v2")
+    with pytest.raises(ValueError, match="build it for overcooked-forced_coord-v1"):
+        human.resolve_task("overcooked-forced_coord-v2", "human-proxy-v1")
+    with pytest.raises(ValueError, match="unknown human-proxy version 'human-proxy-v3'"):
+        human.resolve_task("cramped_room", "human-proxy-v3")
+
+
+def test_cli_build_names_the_task_a_version_needs(tmp_path):
+    from click.testing import CliRunner
+
+    from aht_bench.cli import main
+
+    args = ["heldout", "build", "--task", "cramped_room", "--version", "human-proxy-v2"]
+    result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "x")])
+    assert result.exit_code == 2
+    assert "build it for overcooked-cramped_room-v2" in result.output
 
 
 # ---------------------------------------------------------------------- published sets
 
+PROXY_SETS = [(v, t) for v, proxy in human.VERSIONS.items() for t in proxy.tasks]
+SET_FILES = [
+    "bc_partner.safetensors",
+    "bc_partner.safetensors.json",
+    "human_proxy.safetensors",
+    "human_proxy.safetensors.json",
+    "manifest.json",
+    "manifest.sha256",
+]
 
-def _published(task_id: str) -> Path:
-    folder = sets.heldout_root() / task_id / human.VERSION
-    if not (folder / sets.MANIFEST).is_file():
-        pytest.skip(f"{folder} is not built yet")
+
+def _published(task_id: str, version: str) -> Path:
+    folder = sets.heldout_root() / task_id / version
+    assert (folder / sets.MANIFEST).is_file(), f"{folder} is not published"
     return folder
 
 
-@pytest.mark.parametrize("task_id", human.LAYOUTS)
-def test_published_human_proxy_set_is_consistent(task_id):
-    folder = _published(task_id)
-    eval_set = sets.load_set(task_id, human.VERSION)  # verifies manifest and weight hashes
+def _manifest(task_id: str, version: str) -> dict[str, Any]:
+    return sets.read_manifest(_published(task_id, version))[0]
+
+
+@pytest.mark.parametrize("version,task_id", PROXY_SETS)
+def test_every_human_proxy_set_is_published_and_locked(version, task_id):
+    from aht_bench import heldout
+
+    folder = _published(task_id, version)
+    root = sets.heldout_root()
+    lock_file = heldout.lock_path(folder)
+    assert lock_file == root / task_id / f"{version}.sha256" and lock_file.is_file()
+    lock = heldout.read_lock(root)
+    rels = [f"{task_id}/{version}/{name}" for name in SET_FILES]
+    assert sorted(p.relative_to(root).as_posix() for p in folder.iterdir()) == rels
+    for rel in rels:  # the lock lists every file with its digest (immutability)
+        assert hashlib.sha256((root / rel).read_bytes()).hexdigest() == lock[rel]
+    assert not [p for p in heldout.verify(root, load_members=False) if f"/{version}/" in p]
+
+
+@pytest.mark.parametrize("version,task_id", PROXY_SETS)
+def test_published_human_proxy_set_is_consistent(version, task_id):
+    folder = _published(task_id, version)
+    eval_set = sets.load_set(task_id, version)  # verifies manifest and weight hashes
     m = eval_set.manifest
     assert m is not None
     assert eval_set.names == ("human_proxy",)
-    assert m["set_id"] == f"{task_id}/{human.VERSION}" and m["version"] == human.VERSION
+    assert m["set_id"] == f"{task_id}/{version}" and m["version"] == version
+    assert m["task_id"] == m["env_id"] == task_id
     member = m["members"][0]
     assert member["kind"] == "human-proxy"
     results = m["results"]
@@ -472,10 +573,14 @@ def test_published_human_proxy_set_is_consistent(task_id):
         s: d for s, (_, d) in human.PICKLES.items()
     }
     assert source["data_layout"] == human.DATA_LAYOUTS[task_id]
+    assert source["seats"] == human.VERSIONS[version].seats
     for split in human.SPLITS:
         info = source["splits"][split]
         assert info["transitions"] == 2 * info["joint_steps"] > 0
         assert 0.0 <= info["replay_full_match_rate"] <= info["replay_match_rate"] <= 1.0
+    assert m["recipe"]["command"].endswith(f"build('{task_id}', seed=0)\"")
+    changes = m.get("changes_from_human_proxy_v1")
+    assert changes == (list(human.VERSIONS[version].changes) or None)
 
     from aht_bench.policies.io import load_policy
 
@@ -485,26 +590,37 @@ def test_published_human_proxy_set_is_consistent(task_id):
     policy, _ = load_policy(folder / partner["file"])
     assert policy.obs_dim == envs.make(task_id).obs_dim
     # nothing but the manifest and the two policies (+ cards) is published
-    assert sorted(p.name for p in folder.iterdir()) == sorted(
-        [
-            "manifest.json",
-            "manifest.sha256",
-            "human_proxy.safetensors",
-            "human_proxy.safetensors.json",
-            "bc_partner.safetensors",
-            "bc_partner.safetensors.json",
-        ]
-    )
+    assert sorted(p.name for p in folder.iterdir()) == SET_FILES
     json.dumps(m)  # plain JSON
 
 
+@pytest.mark.parametrize("layout", oc.LAYOUTS)
+def test_v2_has_v1s_data_recipe_and_replay(layout):
+    v1 = _manifest(f"overcooked-{layout}-v1", "human-proxy-v1")
+    v2 = _manifest(f"overcooked-{layout}-v2", "human-proxy-v2")
+    # the same trials, replayed with the same match rates
+    assert v2["source"]["splits"] == v1["source"]["splits"]
+    for key in ("dataset", "overcooked_ai_version", "sdist_sha256", "pickles", "data_layout"):
+        assert v2["source"][key] == v1["source"][key]
+    for key in ("bc", "network", "seeds", "evaluation"):
+        assert v2["recipe"][key] == v1["recipe"][key]
+    assert v2["seatings"] == v1["seatings"]
+    if layout not in oc.DIVIDED_LAYOUTS:
+        # shared layouts: the same BC inputs in the same order, so the same training run
+        for name in ("human_proxy", "bc_partner"):
+            a, b = v1["recipe"]["training"][name], v2["recipe"]["training"][name]
+            for key in ("best_epoch", "loss_history", "validation_trials", "seed"):
+                assert a[key] == b[key], (name, key)
+
+
 @pytest.mark.slow
-def test_published_proxy_self_play_return_is_reproduced():
+@pytest.mark.parametrize("version", list(human.VERSIONS))
+def test_published_proxy_self_play_return_is_reproduced(version):
     from aht_bench.evaluation.evaluate import cross_play
 
-    task_id = "overcooked-cramped_room-v1"
-    _published(task_id)
-    eval_set = sets.load_set(task_id, human.VERSION)
+    task_id = human.VERSIONS[version].task_id("cramped_room")
+    _published(task_id, version)
+    eval_set = sets.load_set(task_id, version)
     m = eval_set.manifest
     assert m is not None
     protocol = m["recipe"]["evaluation"]
@@ -520,3 +636,21 @@ def test_published_proxy_self_play_return_is_reproduced():
     recorded = m["results"]["human_proxy"]
     np.testing.assert_allclose(per_seating, recorded["self_play_return_per_seating"], atol=1e-6)
     assert float(returns.mean()) == pytest.approx(recorded["self_play_return"], abs=1e-6)
+
+
+@pytest.mark.slow
+def test_v1_recipe_still_builds_the_published_forced_coord_set_byte_for_byte(tmp_path):
+    # forced_coord: a divided layout, where v1's seat rule (left player in seat 0) matters.
+    if not all((human.data_folder() / f"clean_{s}_trials.npz").is_file() for s in human.SPLITS):
+        pytest.skip("the human data is not cached; run aht_bench.heldout.human.fetch() first")
+    task_id = "overcooked-forced_coord-v1"
+    folder = human.build(task_id, tmp_path / "set", log=lambda _: None)
+    published = _published(task_id, "human-proxy-v1")
+    for name in SET_FILES[:4]:  # the weights and their cards
+        assert (folder / name).read_bytes() == (published / name).read_bytes(), name
+    new, old = sets.read_manifest(folder)[0], _manifest(task_id, "human-proxy-v1")
+    del new["recipe"]["build_seconds"], old["recipe"]["build_seconds"]
+    for name in ("human_proxy", "bc_partner"):
+        del new["recipe"]["training"][name]["train_seconds"]
+        del old["recipe"]["training"][name]["train_seconds"]
+    assert new == old
