@@ -46,8 +46,18 @@ Variants (`RotateConfig.variant`, configuration rather than copies, paper App.
   only and one stream (D_XP, 1, -1) on the teammate's single value head; no SP, no BR (the
   buffer keeps no best responses).
 
-`branch_weights="per_start_state"` (not the paper's) rescales the SXP/XSP streams so that each
-sampled start state counts once; docs/rotate.md explains why (the sabotage game).
+Teammate objectives (`RotateConfig.teammate_objective`, variants `rotate` and `no_buffer`;
+`regret_loss_terms` gives each as streams, docs/rotate.md compares them on the sabotage game):
+
+- `eq7` (the default): Eq. constrained_state_based_regret_obj as written, one unit of weight
+  per sampled start state on every stream: the table above, with the SXP and XSP weights also
+  times the branch batch's transitions per episode.
+- `transition_mean`: the table above as printed, each `ell` of Eq. regret_pol_loss a mean over
+  transitions; SXP/XSP then count 1/L of Eq. 7's weight (L: their mean episode length). Every
+  preset of a v1 task pins it (`V1_TEAMMATE_OBJECTIVE`): the bundled ROTATE agents were
+  trained with it.
+- `public_code`: the paper's public code (carolinewang01/rotate): each stream's objective
+  standardised on its own, no timestep weights, no policy-gradient term on XSP.
 
 Seats: the ego and the BR (the ego's stand-in) sit in `ego_seat`, the teammate in the other
 seat, in every rollout. The paper names no seat; this follows its pseudocode, which always lists
@@ -119,7 +129,16 @@ from aht_bench.training.rollout import (
 )
 
 VARIANTS = ("rotate", "per_trajectory", "no_buffer", "mixed_play", "minimax")
-BRANCH_WEIGHTS = ("unit", "per_start_state")
+TEAMMATE_OBJECTIVES = ("eq7", "transition_mean", "public_code")
+"""How L_REG weights its streams (`regret_loss_terms`); the first is `RotateConfig`'s default."""
+V1_TEAMMATE_OBJECTIVE = "transition_mean"
+"""The objective every ROTATE preset of a v1 task pins: what those presets trained before Eq. 7
+became the default (the bundled agents in agents/rotate/), so a published preset keeps its
+meaning. Presets of later task versions leave the default."""
+LEGACY_FIELDS = {"branch_weights": "teammate_objective"}
+"""Config field names older aht-bench wrote -> today's (`RotateConfig.upgrade_legacy`)."""
+LEGACY_OBJECTIVES = {"unit": "transition_mean", "per_start_state": "eq7"}
+"""`branch_weights` values older aht-bench wrote -> today's `teammate_objective` values."""
 BR_HEAD = 0
 """The teammate's value head for returns with its best response (`sigma^{-i,BR}`)."""
 EGO_HEAD = 1
@@ -177,16 +196,18 @@ class RotateConfig:
     (as `RunConfig.shaping`, e.g. (("counter_pickup", 0.0),)); () keeps the paper's."""
     reset_ego_critic: bool = True
     """Re-initialise the ego's critic head at each ego update (Alg. rotate_ego_update line 3)."""
-    branch_weights: str = "unit"
-    """`unit`: SXP/XSP weights as in Eq. regret_pol_loss. `per_start_state` (not the paper's):
-    also times the batch's transitions per branch episode, so each sampled start state counts
-    once next to the `t + 1`-weighted SP/XP terms (see docs/rotate.md, sabotage game)."""
+    teammate_objective: str = "eq7"
+    """How the teammate's loss weights its streams, one of `TEAMMATE_OBJECTIVES` (variants
+    `rotate`, `no_buffer`; `regret_loss_terms`). The old values `unit` and `per_start_state` are
+    read as `transition_mean` and `eq7`."""
 
     def __post_init__(self) -> None:
         check_task_id(self.task_id)
         object.__setattr__(self, "shaping", normalise_shaping(self.task_id, self.shaping))
         check_choice("variant", self.variant, VARIANTS)
-        check_choice("branch_weights", self.branch_weights, BRANCH_WEIGHTS)
+        objective = LEGACY_OBJECTIVES.get(self.teammate_objective, self.teammate_objective)
+        object.__setattr__(self, "teammate_objective", objective)
+        check_choice("teammate_objective", objective, TEAMMATE_OBJECTIVES)
         check_hidden(self, "teammate_hidden", "best_response_hidden")
         require(self.iterations >= 1, "iterations", self.iterations, "use at least 1")
         require(self.num_envs >= 1, "num_envs", self.num_envs, "use at least 1")
@@ -232,6 +253,18 @@ class RotateConfig:
             f"the recurrent ego's minibatches split the {self.num_envs} env sequences; "
             "it must divide num_envs",
         )
+
+    @staticmethod
+    def upgrade_legacy(fields: dict[str, Any]) -> dict[str, Any]:
+        """`fields` (field name -> value: a card's or run's config, `--set` overrides as
+        strings) in today's names: `LEGACY_FIELDS` renamed, `LEGACY_OBJECTIVES` values
+        replaced (`branch_weights="unit"` -> `teammate_objective="transition_mean"`). The one
+        place old names are read; anything else is returned as it is."""
+        out = {LEGACY_FIELDS.get(k, k): v for k, v in fields.items()}
+        objective = out.get("teammate_objective")
+        if isinstance(objective, str):
+            out["teammate_objective"] = LEGACY_OBJECTIVES.get(objective, objective)
+        return out
 
     @property
     def canonical_task_id(self) -> str:
@@ -294,11 +327,53 @@ class LossTerm(NamedTuple):
     per_start_state: bool = False  # w_t also times transitions per episode of the batch
 
 
+def regret_loss_terms(objective: str, lambda_1: float, lambda_2: float) -> tuple[LossTerm, ...]:
+    """The streams of the teammate's loss L_REG (Eq. regret_pol_loss, Table regret_loss_terms,
+    the SP and SXP copies collected as the paper remarks) under `objective`, one of
+    `TEAMMATE_OBJECTIVES`. Weight w_t of each stream's clip loss, a mean over the stream's
+    transitions (N of them, in E episodes; advantages standardised per stream first):
+
+        stream  sign head  eq7                  transition_mean    public_code
+        D_SP     +1  BR    (1 + l_2)(t + 1)     (1 + l_2)(t + 1)   1
+        D_SXP    +1  BR    (1 + l_1) N / E      1 + l_1            1
+        D_XP     -1  ego   t + 1                t + 1              1
+        D_XSP    -1  ego   N / E                1                  0
+
+    `eq7`: Eq. constrained_state_based_regret_obj,
+    `E_U(pXP,pSP)[V(s|BR) - V(s|ego)] + l_1 E_pXP[V(s|BR)] + l_2 E_pSP[V(s|BR)]`, with one unit
+    of weight per sampled start state on every stream: on D_SP/D_XP each visited state is a
+    start state and `t + 1` collects its copies (Eq. tsw_grad), on D_SXP/D_XSP each episode is
+    one, and `N / E` turns the mean over transitions into the mean over episodes.
+    `transition_mean`: Eq. regret_pol_loss read with every `ell` a mean over transitions: the
+    branch streams then count `E / N` (one over their mean episode length) of Eq. 7's weight.
+    `public_code`: the paper's public code (carolinewang01/rotate, CONF_OBJ_TYPE
+    `sreg-xp_sreg-sp_ret-sxp`) standardises each stream's objective, weights included, on its
+    own, so the weights and l_1, l_2 drop out; it has no `t + 1` and no policy-gradient term on
+    XSP (whose data still trains the ego head). Left out here: the terms `c V(s|BR) - V(s|ego)`
+    it adds to the XP and SP objectives before standardising, which depend on the state alone
+    (zero expected policy gradient).
+    """
+    check_choice("teammate_objective", objective, TEAMMATE_OBJECTIVES)
+    if objective == "public_code":
+        return (
+            LossTerm("sp", 1.0, False, 1.0, BR_HEAD),
+            LossTerm("sxp", 1.0, False, 1.0, BR_HEAD),
+            LossTerm("xp", 1.0, False, -1.0, EGO_HEAD),
+            LossTerm("xsp", 0.0, False, -1.0, EGO_HEAD),
+        )
+    per_start_state = objective == "eq7"
+    return (
+        LossTerm("sp", 1.0 + lambda_2, True, 1.0, BR_HEAD),
+        LossTerm("sxp", 1.0 + lambda_1, False, 1.0, BR_HEAD, per_start_state),
+        LossTerm("xp", 1.0, True, -1.0, EGO_HEAD),
+        LossTerm("xsp", 1.0, False, -1.0, EGO_HEAD, per_start_state),
+    )
+
+
 def teammate_loss_terms(config: RotateConfig) -> tuple[LossTerm, ...]:
     """The streams of the teammate's loss for `config.variant`.
 
-    `rotate`/`no_buffer`: L_REG, Eq. regret_pol_loss with the SP and SXP terms collected
-    ((1 + lambda_2) and (1 + lambda_1), the paper's own remark); Table regret_loss_terms.
+    `rotate`/`no_buffer`: L_REG under `config.teammate_objective` (`regret_loss_terms`).
     `per_trajectory`: Eq. traj_regret_obj_lambda from p0. `mixed_play`: Eq. mp_regret_obj
     with CoMeDi's weights alpha (XP) and beta (MP). `minimax`: minus the ego's return, from p0,
     on the teammate's only value head.
@@ -306,12 +381,8 @@ def teammate_loss_terms(config: RotateConfig) -> tuple[LossTerm, ...]:
     if config.variant == "minimax":
         return (LossTerm("xp", 1.0, False, -1.0, 0),)
     if config.variant in ("rotate", "no_buffer"):
-        branch = config.branch_weights == "per_start_state"
-        return (
-            LossTerm("sp", 1.0 + config.competence_weight_sp, True, 1.0, BR_HEAD),
-            LossTerm("sxp", 1.0 + config.competence_weight_xp, False, 1.0, BR_HEAD, branch),
-            LossTerm("xp", 1.0, True, -1.0, EGO_HEAD),
-            LossTerm("xsp", 1.0, False, -1.0, EGO_HEAD, branch),
+        return regret_loss_terms(
+            config.teammate_objective, config.competence_weight_xp, config.competence_weight_sp
         )
     if config.variant == "per_trajectory":
         return (
@@ -516,7 +587,7 @@ def _term_stream(
     base = timestep_weights(trajectory) if term.timestep_weighted else 1.0
     weights = term.coef * jnp.broadcast_to(base, trajectory.time.shape).astype(jnp.float32)
     if term.per_start_state:
-        # mean over transitions = (episodes / transitions) x mean over start states
+        # mean over transitions x (transitions / episodes) = mean over episodes (start states)
         episodes = jnp.maximum(jnp.sum(trajectory.starts), 1)
         weights = weights * (trajectory.starts.size / episodes)
     return make_stream(trajectory, learner, ppo_config, term.value_head, weights, term.sign)
@@ -878,45 +949,74 @@ PAPER_TASKS = presets.PAPER_TASKS
 # (iterations, envs, lambda_1, lambda_2, minibatches,
 #  ego: timesteps/iter, epochs, ent, lr, clip, anneal,
 #  teammate: timesteps/iter, epochs, ent, lr, clip, anneal)
-_PAPER_ROWS = {
-    "lbf-v1": (30, 16, 4, 4, 4, 2e6, 10, 1e-4, 5e-5, 0.1, False, 1e7, 20, 0.01, 1e-4, 0.1, True),
-    "overcooked-cramped_room-v1": (
-        *(30, 16, 4, 4, 8),
-        *(2e6, 10, 1e-3, 5e-5, 0.1, False),
-        *(6e6, 20, 0.01, 1e-4, 0.2, True),
-    ),
-    "overcooked-asymm_advantages-v1": (
-        *(30, 16, 9, 0, 8),
-        *(2e6, 10, 1e-3, 5e-5, 0.1, False),
-        *(6e6, 20, 0.05, 5e-5, 0.5, False),
-    ),
-    "overcooked-counter_circuit-v1": (
-        *(20, 16, 2, 4, 8),
-        *(6e6, 10, 1e-3, 5e-5, 0.1, False),
-        *(1.6e7, 20, 0.05, 1e-3, 0.1, False),
-    ),
-    "overcooked-coord_ring-v1": (
-        *(20, 16, 10, 10, 8),
-        *(6e6, 10, 1e-3, 3e-5, 0.1, False),
-        *(1.6e7, 20, 0.01, 1e-3, 0.5, False),
-    ),
-    "overcooked-forced_coord-v1": (
-        *(20, 16, 3, 4, 8),
-        *(6e6, 5, 1e-4, 1e-5, 0.1, False),
-        *(1.6e7, 20, 0.05, 1e-3, 0.1, False),
-    ),
-}
+_PAPER_ROWS = presets.with_v2(
+    {
+        "lbf-v1": (
+            30,
+            16,
+            4,
+            4,
+            4,
+            2e6,
+            10,
+            1e-4,
+            5e-5,
+            0.1,
+            False,
+            1e7,
+            20,
+            0.01,
+            1e-4,
+            0.1,
+            True,
+        ),
+        "overcooked-cramped_room-v1": (
+            *(30, 16, 4, 4, 8),
+            *(2e6, 10, 1e-3, 5e-5, 0.1, False),
+            *(6e6, 20, 0.01, 1e-4, 0.2, True),
+        ),
+        "overcooked-asymm_advantages-v1": (
+            *(30, 16, 9, 0, 8),
+            *(2e6, 10, 1e-3, 5e-5, 0.1, False),
+            *(6e6, 20, 0.05, 5e-5, 0.5, False),
+        ),
+        "overcooked-counter_circuit-v1": (
+            *(20, 16, 2, 4, 8),
+            *(6e6, 10, 1e-3, 5e-5, 0.1, False),
+            *(1.6e7, 20, 0.05, 1e-3, 0.1, False),
+        ),
+        "overcooked-coord_ring-v1": (
+            *(20, 16, 10, 10, 8),
+            *(6e6, 10, 1e-3, 3e-5, 0.1, False),
+            *(1.6e7, 20, 0.01, 1e-3, 0.5, False),
+        ),
+        "overcooked-forced_coord-v1": (
+            *(20, 16, 3, 4, 8),
+            *(6e6, 5, 1e-4, 1e-5, 0.1, False),
+            *(1.6e7, 20, 0.05, 1e-3, 0.1, False),
+        ),
+    }
+)
 
 # Table comedi-tg-hyperparams (alpha, beta): the mixed-play ablation uses "the same
 # hyperparameters as ROTATE and CoMeDi's tuned mixed-play weights" (App. teammate_gen_ablations).
-_PAPER_MIXED_PLAY = {
-    "lbf-v1": (0.6, 1.0),
-    "overcooked-cramped_room-v1": (0.4, 0.7),
-    "overcooked-asymm_advantages-v1": (0.4, 0.4),
-    "overcooked-counter_circuit-v1": (0.1, 0.1),
-    "overcooked-coord_ring-v1": (0.7, 0.4),
-    "overcooked-forced_coord-v1": (0.3, 0.4),
-}
+_PAPER_MIXED_PLAY = presets.with_v2(
+    {
+        "lbf-v1": (0.6, 1.0),
+        "overcooked-cramped_room-v1": (0.4, 0.7),
+        "overcooked-asymm_advantages-v1": (0.4, 0.4),
+        "overcooked-counter_circuit-v1": (0.1, 0.1),
+        "overcooked-coord_ring-v1": (0.7, 0.4),
+        "overcooked-forced_coord-v1": (0.3, 0.4),
+    }
+)
+
+
+def _preset_objective(task_id: str) -> str:
+    """The teammate objective of the `paper` and `quick` presets on `task_id`: the v1 tasks
+    (lbf-v1 included, whose bundles were trained with it) keep `V1_TEAMMATE_OBJECTIVE`; the v2
+    Overcooked tasks get the default, Eq. 7."""
+    return V1_TEAMMATE_OBJECTIVE if task_id in presets.PAPER_TASKS_V1 else "eq7"
 
 
 def _paper(task_id: str) -> RotateConfig:
@@ -952,6 +1052,7 @@ def _paper(task_id: str) -> RotateConfig:
         competence_weight_sp=float(lambda_2),
         mixed_play_xp_coef=alpha,
         mixed_play_coef=beta,
+        teammate_objective=_preset_objective(task_id),
     )
 
 
@@ -960,14 +1061,16 @@ _QUICK_PPO = presets.QUICK_PPO
 _QUICK_EGO_PPO = presets.QUICK_EGO_PPO
 # task -> (iterations, teammate timesteps / iteration, ego timesteps / iteration); whole
 # updates of 4 x 64 x 128 (teammate) and 64 x 128 (ego) steps
-_QUICK_BUDGET = {
-    "lbf-v1": (4, 128 * 32_768, 128 * 8_192),
-    "overcooked-cramped_room-v1": (4, 64 * 32_768, 64 * 8_192),
-    "overcooked-asymm_advantages-v1": (4, 64 * 32_768, 64 * 8_192),
-    "overcooked-counter_circuit-v1": (4, 64 * 32_768, 64 * 8_192),
-    "overcooked-coord_ring-v1": (4, 64 * 32_768, 64 * 8_192),
-    "overcooked-forced_coord-v1": (4, 64 * 32_768, 64 * 8_192),
-}
+_QUICK_BUDGET = presets.with_v2(
+    {
+        "lbf-v1": (4, 128 * 32_768, 128 * 8_192),
+        "overcooked-cramped_room-v1": (4, 64 * 32_768, 64 * 8_192),
+        "overcooked-asymm_advantages-v1": (4, 64 * 32_768, 64 * 8_192),
+        "overcooked-counter_circuit-v1": (4, 64 * 32_768, 64 * 8_192),
+        "overcooked-coord_ring-v1": (4, 64 * 32_768, 64 * 8_192),
+        "overcooked-forced_coord-v1": (4, 64 * 32_768, 64 * 8_192),
+    }
+)
 
 
 def _quick(task_id: str) -> RotateConfig:
@@ -993,6 +1096,7 @@ def _quick(task_id: str) -> RotateConfig:
         mixed_play_xp_coef=alpha,
         mixed_play_coef=beta,
         shaping=presets.quick_method_shaping(task_id),
+        teammate_objective=_preset_objective(task_id),
     )
 
 
@@ -1016,6 +1120,7 @@ def _sabotage() -> RotateConfig:
         teammate_hidden=(64, 64),
         best_response_hidden=(64, 64),
         ego_hidden=32,
+        teammate_objective=V1_TEAMMATE_OBJECTIVE,
     )
 
 
@@ -1113,8 +1218,9 @@ def sabotage_experiment(
     **overrides: Any,
 ) -> SabotageResult:
     """Paper Sec. 6 RQ2: train ROTATE (`preset("sabotage", "sabotage")`, `variant`, lambdas
-    where given, other config `overrides`) for `seeds` seeds (vmapped), then read the LAST
-    generated teammate's probability of S at each of the 341 non-terminal states."""
+    where given, other config `overrides`, e.g. `teammate_objective="eq7"`: the preset pins
+    `transition_mean`) for `seeds` seeds (vmapped), then read the LAST generated teammate's
+    probability of S at each of the 341 non-terminal states."""
     fields = {
         "variant": variant,
         "competence_weight_xp": competence_weight_xp,

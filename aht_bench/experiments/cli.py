@@ -80,8 +80,8 @@ def _weights(text: str) -> tuple[float, ...]:
     multiple=True,
     metavar="FIELD=VALUE",
     help="Override a field of the `sabotage` ROTATE preset for every run, e.g. --set "
-    "iterations=2 --set teammate_ppo.learning_rate=3e-4 (repeatable; not the variant or "
-    "the competence weights).",
+    "iterations=2 --set teammate_ppo.learning_rate=3e-4 (repeatable; not the variant, the "
+    "teammate objective or the competence weights).",
 )
 @click.pass_context
 def sabotage(
@@ -100,12 +100,13 @@ def sabotage(
     aht-bench experiment sabotage --sweep --weights 0,1,2,3,4,5 --out results/sabotage
 
     Trains the teammate generator on sabotage-v1 with ROTATE (per-state regret, the
-    `sabotage` preset: lambda_1 = 3, lambda_2 = 0) and with plain per-trajectory regret
+    `sabotage` preset's lambda_1 = 3, lambda_2 = 0) under each of its three teammate
+    objectives (eq7, transition_mean, public_code) and with plain per-trajectory regret
     (lambda = 0), --seeds trials each, and measures the last teammate's P(S) at the 341
     non-terminal states. Writes sabotage.csv (one row per method x seed x state),
-    sabotage_summary.json and sabotage_hist.png; with --sweep also sabotage_sweep.csv and
-    sabotage_sweep.png (mean P(S) heatmaps). 2.5-4 minutes per training call on two
-    CPU cores. See docs/rotate.md.
+    sabotage_summary.json, sabotage_hist.png and sabotage_table.md; with --sweep (ROTATE
+    with eq7) also sabotage_sweep.csv and sabotage_sweep.png (mean P(S) heatmaps). 2.5-4
+    minutes per training call on two CPU cores. See docs/rotate.md.
     """
     from aht_bench.experiments import sabotage as experiment_module
 
@@ -147,12 +148,16 @@ def per_seed_table(summary: dict[str, Any]) -> str:
         for row in method["seeds"]:
             rows.append((f"{method['label']}, {weights}", row))
     width = max(len("method"), *(len(name) for name, _ in rows))
-    head = f"{'method':<{width}}  {'seed':>4}  {'P(S)<0.05':>9}  {'P(S)>0.9':>8}  {'mean P(S)':>9}"
+    head = (
+        f"{'method':<{width}}  {'seed':>4}  {'P(S)<0.05':>9}  {'P(S)>0.9':>8}  {'mean P(S)':>9}"
+        f"  {'visited':>7}  {'P(S)>0.9 visited':>16}"
+    )
     lines = [head, "-" * len(head)]
     for name, row in rows:
         lines.append(
             f"{name:<{width}}  {row['seed']:>4}  {row['frac_low']:>9.3f}  "
-            f"{row['frac_high']:>8.3f}  {row['mean']:>9.3f}"
+            f"{row['frac_high']:>8.3f}  {row['mean']:>9.3f}  {row['reached_states']:>7}  "
+            f"{row['reached_frac_high']:>16.3f}"
         )
     return "\n".join(lines)
 
@@ -171,3 +176,38 @@ def sweep_table(result: SabotageRun) -> str:
     lines.append(" " * 8 + "".join(f"{w:>7}" for w in labels))
     lines.append(" " * 8 + "".join(f"{v:>7.2f}" for v in means[n * n :]))
     return "\n".join(lines)
+
+
+@experiment.command("sabotage-table")
+@click.argument("summary", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--docs",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the table into this markdown file (e.g. docs/rotate.md), between its "
+    "sabotage-table markers, instead of printing it.",
+)
+def sabotage_table(summary: Path, docs: Path | None) -> None:
+    """Render the main runs of a sabotage_summary.json as a markdown table.
+
+    \b
+    aht-bench experiment sabotage-table results/sabotage/sabotage_summary.json
+    aht-bench experiment sabotage-table \\
+        benchmarks/results/sabotage_objectives/sabotage_summary.json --docs docs/rotate.md
+
+    The docs' table is only ever written this way, from a committed summary, so it shows
+    what was measured (tests/algorithms/test_sabotage_experiment.py checks it).
+    """
+    import json
+
+    from aht_bench.experiments import sabotage as experiment_module
+
+    if docs is None:
+        table = experiment_module.markdown_table(json.loads(summary.read_text()), str(summary))
+        click.echo(table, nl=False)
+        return
+    try:
+        experiment_module.write_docs_table(summary, docs)
+    except (ValueError, KeyError) as e:
+        raise click.UsageError(f"{summary} -> {docs}: {e}") from None
+    click.echo(f"wrote the table of {summary} into {docs}")

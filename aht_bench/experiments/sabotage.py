@@ -7,7 +7,9 @@
 
 Trains the teammate generator on `sabotage-v1` (`rotate.sabotage_experiment`, preset
 `sabotage`) with ROTATE's competence-bounded per-state regret at the preset's weights
-(lambda_1 = 3, lambda_2 = 0) and with plain per-trajectory regret (lambda = 0, Eq.
+(lambda_1 = 3, lambda_2 = 0) under each of its three teammate objectives
+(`rotate.TEAMMATE_OBJECTIVES`: Eq. 7, the transition-mean reading of Eq. regret_pol_loss, the
+paper's public code's) and with plain per-trajectory regret (lambda = 0, Eq.
 `traj_regret_obj`: RQ2 compares ROTATE with "per-trajectory regret"; the competence-bounded
 version is the appendix's sweep), `seeds` seeds each (vmapped: one call per method). It reads
 the last generated teammate's action probabilities at each of the 341 non-terminal states and
@@ -17,15 +19,17 @@ writes into `out_dir`:
     sabotage_summary.json  per method and seed: the `rotate.sabotage_summary` fractions and the
                            runs' returns per iteration; the configs, overrides and versions
     sabotage_hist.png      histogram of P(S) over the 341 states, one panel per method
+    sabotage_table.md      the per-method table of the summary (`markdown_table`), as
+                           docs/rotate.md shows it (`write_docs_table` puts it there)
 
-With `sweep=True`, also every (lambda_1, lambda_2) in weights x weights for ROTATE and every
-lambda in weights for per-trajectory regret, one call per cell (seeds vmapped; a cell whose
-config equals one already run is reused):
+With `sweep=True`, also every (lambda_1, lambda_2) in weights x weights for ROTATE (the default
+objective, Eq. 7) and every lambda in weights for per-trajectory regret, one call per cell
+(seeds vmapped; a cell whose config equals one already run is reused):
 
     sabotage_sweep.csv     one row per cell x seed (`SWEEP_COLUMNS`)
     sabotage_sweep.png     mean P(S) over lambda_1 x lambda_2 (ROTATE) and over lambda
 
-Every file is written whole (temp file + rename) once its runs are done, the main three before
+Every file is written whole (temp file + rename) once its runs are done, the main four before
 the sweep starts: an interrupted run leaves finished files or none, never half a file.
 `plan` checks everything (overrides, weights, seeds, the folder) before any work or writing;
 `execute` runs a plan; `run` is both.
@@ -55,14 +59,32 @@ from aht_bench.envs.matrix import sabotage_game
 from aht_bench.files import atomic_write_bytes
 
 TASK_ID = "sabotage-v1"
-METHODS = ("rotate", "per_trajectory")
-"""The two objectives compared, as `RotateConfig.variant` values."""
-METHOD_LABELS = {"rotate": "ROTATE (per-state regret)", "per_trajectory": "per-trajectory regret"}
+OBJECTIVES = rotate.TEAMMATE_OBJECTIVES
+"""ROTATE's teammate objectives compared, as `RotateConfig.teammate_objective` values."""
+SWEEP_OBJECTIVE = OBJECTIVES[0]
+"""The objective of the sweep's ROTATE cells: `RotateConfig`'s default, Eq. 7."""
+METHODS = tuple(f"rotate-{o}" for o in OBJECTIVES) + ("per_trajectory",)
+"""The main runs, by key (`Cell.key`): ROTATE under each objective, then per-trajectory regret."""
+METHOD_LABELS = {
+    "rotate-eq7": "ROTATE, Eq. 7 (one unit per start state)",
+    "rotate-transition_mean": "ROTATE, L_REG as transition means",
+    "rotate-public_code": "ROTATE, the paper's public code's loss",
+    "per_trajectory": "per-trajectory regret",
+}
+STREAM_WEIGHTS = {
+    "rotate-eq7": "SP (1+l2)(t+1), SXP (1+l1) N/E, XP t+1, XSP N/E",
+    "rotate-transition_mean": "SP (1+l2)(t+1), SXP 1+l1, XP t+1, XSP 1",
+    "rotate-public_code": "SP 1, SXP 1, XP 1, XSP 0 (l1, l2 drop out)",
+    "per_trajectory": "SP 1+l, XP 1 (from p0 only)",
+}
+"""The weight w_t of each stream of the teammate's clip loss (signs + on SP/SXP, - on XP/XSP;
+N/E: the branch batch's transitions per episode; `rotate.regret_loss_terms`)."""
 LOW, HIGH, REACHED = 0.05, 0.9, 0.01
 """Thresholds of `rotate.sabotage_summary`: P(S) < LOW, P(S) > HIGH, own reach >= REACHED."""
 FIXED_FIELDS = (
     "task_id",
     "variant",
+    "teammate_objective",
     "competence_weight_xp",
     "competence_weight_sp",
     "competence_weight_p0",
@@ -72,6 +94,7 @@ PPO_FIELDS = ("teammate_ppo", "ego_ppo")
 """Config fields overridden field by field (`teammate_ppo.learning_rate=...`)."""
 STATE_COLUMNS = (
     "method",  # "rotate" or "per_trajectory"
+    "objective",  # the teammate objective (rotate; empty for per_trajectory)
     "lambda_1",  # competence_weight_xp (rotate; empty for per_trajectory)
     "lambda_2",  # competence_weight_sp (rotate; empty for per_trajectory)
     "lambda",  # competence_weight_p0 (per_trajectory; empty for rotate)
@@ -86,6 +109,7 @@ STATE_COLUMNS = (
 SWEEP_COLUMNS = (
     "cell",  # index of the grid cell: ROTATE's lambda_1-major, then per_trajectory's
     "method",
+    "objective",  # SWEEP_OBJECTIVE (rotate; empty for per_trajectory)
     "lambda_1",
     "lambda_2",
     "lambda",
@@ -98,7 +122,7 @@ SWEEP_COLUMNS = (
     "reached_frac_high",
     "train_seconds",  # wall time of the cell's training call (all seeds)
 )
-MAIN_FILES = ("sabotage.csv", "sabotage_summary.json", "sabotage_hist.png")
+MAIN_FILES = ("sabotage.csv", "sabotage_summary.json", "sabotage_hist.png", "sabotage_table.md")
 SWEEP_FILES = ("sabotage_sweep.csv", "sabotage_sweep.png")
 _RETURN_METRICS = ("sp_return", "xp_return", "regret", "ego_return")
 
@@ -106,8 +130,18 @@ _RETURN_METRICS = ("sp_return", "xp_return", "regret", "ego_return")
 class Cell(NamedTuple):
     """One training call: an objective and its whole config (competence weights included)."""
 
-    method: str  # one of METHODS
+    method: str  # `RotateConfig.variant`: "rotate" or "per_trajectory"
     config: rotate.RotateConfig
+
+    @property
+    def objective(self) -> str | None:
+        """ROTATE's teammate objective; None for per-trajectory regret (it has its own)."""
+        return self.config.teammate_objective if self.method == "rotate" else None
+
+    @property
+    def key(self) -> str:
+        """`rotate-<objective>` or `per_trajectory`: the entry in `METHODS` and the summary."""
+        return f"rotate-{self.objective}" if self.method == "rotate" else self.method
 
     @property
     def weights(self) -> dict[str, float | None]:
@@ -122,10 +156,10 @@ class Cell(NamedTuple):
 
     @property
     def name(self) -> str:
-        """E.g. "rotate l1=3 l2=0", "per_trajectory l=0"."""
+        """E.g. "rotate eq7 l1=3 l2=0", "per_trajectory l=0"."""
         w = self.weights
         if self.method == "rotate":
-            return f"rotate l1={w['lambda_1']:g} l2={w['lambda_2']:g}"
+            return f"rotate {self.objective} l1={w['lambda_1']:g} l2={w['lambda_2']:g}"
         return f"per_trajectory l={w['lambda']:g}"
 
 
@@ -135,8 +169,8 @@ class Plan:
 
     out_dir: Path
     seeds: int
-    main: tuple[Cell, ...]  # ROTATE at the preset's weights, per-trajectory regret at 0
-    sweep: tuple[Cell, ...]  # empty unless sweeping: ROTATE's grid, then per_trajectory's row
+    main: tuple[Cell, ...]  # ROTATE at the preset's weights per objective, per-trajectory at 0
+    sweep: tuple[Cell, ...]  # empty unless sweeping: ROTATE's grid (Eq. 7), per_trajectory's row
     weights: tuple[float, ...]  # the sweep's competence weights (empty unless sweeping)
     overrides: Mapping[str, Any]  # RotateConfig field -> value, applied to every cell
 
@@ -170,10 +204,11 @@ def _overridable() -> list[str]:
 
 
 def _check_field(name: str) -> None:
-    if name in FIXED_FIELDS:
+    if rotate.LEGACY_FIELDS.get(name, name) in FIXED_FIELDS:
         raise ValueError(
-            f"override {name!r} is set by the experiment (ROTATE at the preset's weights, "
-            "per-trajectory regret at 0); sweep the competence weights with --sweep --weights"
+            f"override {name!r} is set by the experiment (ROTATE under each teammate objective "
+            "at the preset's weights, per-trajectory regret at 0); sweep the competence weights "
+            "with --sweep --weights"
         )
     known = _overridable()
     if name not in known:
@@ -224,8 +259,8 @@ def _weights(values: Iterable[float]) -> tuple[float, ...]:
     return out
 
 
-def _cell(method: str, overrides: Mapping[str, Any], **weights: float) -> Cell:
-    config = rotate.preset("sabotage", TASK_ID, variant=method, **weights, **overrides)
+def _cell(method: str, overrides: Mapping[str, Any], **fields: Any) -> Cell:
+    config = rotate.preset("sabotage", TASK_ID, variant=method, **fields, **overrides)
     return Cell(method, config)
 
 
@@ -250,14 +285,21 @@ def plan(
         _check_field(name)
     overrides = dict(config_overrides)
     try:
-        rotate_main = _cell("rotate", overrides)  # the preset's lambda_1, lambda_2
-        main = (rotate_main, _cell("per_trajectory", overrides, competence_weight_p0=0.0))
+        main = tuple(  # the preset's lambda_1, lambda_2
+            _cell("rotate", overrides, teammate_objective=o) for o in OBJECTIVES
+        ) + (_cell("per_trajectory", overrides, competence_weight_p0=0.0),)
         grid: tuple[Cell, ...] = ()
         sweep_weights: tuple[float, ...] = ()
         if sweep:
             sweep_weights = _weights(weights)
             grid = tuple(
-                _cell("rotate", overrides, competence_weight_xp=w1, competence_weight_sp=w2)
+                _cell(
+                    "rotate",
+                    overrides,
+                    teammate_objective=SWEEP_OBJECTIVE,
+                    competence_weight_xp=w1,
+                    competence_weight_sp=w2,
+                )
                 for w1 in sweep_weights
                 for w2 in sweep_weights
             ) + tuple(
@@ -279,6 +321,7 @@ def _train(cell: Cell, seeds: int, overrides: Mapping[str, Any]) -> rotate.Sabot
         c.competence_weight_xp,
         c.competence_weight_sp,
         c.competence_weight_p0,
+        teammate_objective=c.teammate_objective,
         **overrides,
     )
     if result.config != c:
@@ -346,7 +389,8 @@ def _write_main(run: SabotageRun) -> list[Path]:
             for i, h in enumerate(text):
                 probs = r.p_actions[seed, i]
                 rows.append(
-                    (cell.method, w["lambda_1"], w["lambda_2"], w["lambda"], seed, i, h)
+                    (cell.method, cell.objective, w["lambda_1"], w["lambda_2"], w["lambda"])
+                    + (seed, i, h)
                     + tuple(float(x) for x in probs)
                     + (float(r.own_reach[seed, i]),)
                 )
@@ -354,10 +398,11 @@ def _write_main(run: SabotageRun) -> list[Path]:
     atomic_write_bytes(paths[0], _csv_bytes(STATE_COLUMNS, rows))
     atomic_write_bytes(paths[1], (json.dumps(run.summary, indent=2) + "\n").encode())
     plot_histogram(
-        {cell.method: run.results[cell].p_sabotage for cell in p.main},
-        {cell.method: f"{METHOD_LABELS[cell.method]}, {_weight_text(cell)}" for cell in p.main},
+        {cell.key: run.results[cell].p_sabotage for cell in p.main},
+        {cell.key: f"{METHOD_LABELS[cell.key]}, {_weight_text(cell)}" for cell in p.main},
         paths[2],
     )
+    atomic_write_bytes(paths[3], markdown_table(run.summary).encode())
     return paths
 
 
@@ -379,8 +424,11 @@ def _summary(
             for k in _RETURN_METRICS:
                 if k in r.metrics:
                     row[k] = np.asarray(r.metrics[k])[row["seed"]].tolist()
-        methods[cell.method] = {
-            "label": METHOD_LABELS[cell.method],
+        methods[cell.key] = {
+            "label": METHOD_LABELS[cell.key],
+            "variant": cell.method,
+            "objective": cell.objective,
+            "stream_weights": STREAM_WEIGHTS[cell.key],
             **cell.weights,
             "train_seconds": round(seconds[cell], 1),
             "seeds": per_seed,
@@ -389,6 +437,7 @@ def _summary(
     return {
         "experiment": "sabotage",
         "paper": "ROTATE Sec. 6 RQ2, Fig. sabotage_example_histogram",
+        "task_id": TASK_ID,
         "versions": _versions(),
         "num_seeds": plan.seeds,
         "key": "jax.random.PRNGKey(0) (rotate.sabotage_experiment's default), split over seeds",
@@ -406,7 +455,8 @@ def _write_sweep(run: SabotageRun) -> list[Path]:
         w = cell.weights
         for row in _summary_rows(run.results[cell]):
             rows.append(
-                (index, cell.method, w["lambda_1"], w["lambda_2"], w["lambda"], row["seed"])
+                (index, cell.method, cell.objective, w["lambda_1"], w["lambda_2"], w["lambda"])
+                + (row["seed"],)
                 + tuple(row[k] for k in ("mean", "frac_low", "frac_high", "reached_states"))
                 + (row["reached_frac_low"], row["reached_frac_high"])
                 + (round(run.train_seconds[cell], 1),)
@@ -462,6 +512,82 @@ def run(
     return execute(plan(out_dir, seeds, sweep, weights, **config_overrides), progress)
 
 
+# ------------------------------------------------------------------------------- the docs table
+
+DOCS_BEGIN = "<!-- sabotage-table: written by aht-bench experiment sabotage-table; do not edit -->"
+DOCS_END = "<!-- /sabotage-table -->"
+"""The markers of the block `write_docs_table` replaces (docs/rotate.md)."""
+
+
+def _per_seed(values: Iterable[float], digits: int = 3) -> str:
+    return ", ".join(f"{v:.{digits}f}" for v in values)
+
+
+def markdown_table(summary: Mapping[str, Any], source: str | None = None) -> str:
+    """The main runs of a `sabotage_summary.json` (its contents, `summary`), one row per
+    method with the per-seed values side by side, as markdown; `source` (the JSON's path) is
+    named in the caption. Only `summary` is read, so a committed JSON renders the same table
+    whenever it is rendered."""
+    t = summary["thresholds"]
+    seeds = summary["num_seeds"]
+    versions = ", ".join(f"{k} {v}" for k, v in summary["versions"].items())
+    where = f" from `{source}`" if source else ""
+    lines = [
+        f"`{summary.get('task_id', TASK_ID)}`, {seeds} seeds per method (key: {summary['key']}); "
+        "P(S): the last generated teammate's probability of S at each of the 341 non-terminal "
+        f"states; visited: the states its own actions reach with probability >= "
+        f"{t['reached']:g}; values per seed {', '.join(str(s) for s in range(seeds))}{where} "
+        f"({versions}).",
+        "",
+        f"| method | stream weights w_t | lambda | P(S) > {t['high']:g} at the visited states "
+        f"| visited states | P(S) > {t['high']:g}, all 341 | P(S) < {t['low']:g}, all 341 "
+        "| mean P(S), all 341 |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for m in summary["methods"].values():
+        if m["lambda"] is None:
+            weights = f"l1 = {m['lambda_1']:g}, l2 = {m['lambda_2']:g}"
+        else:
+            weights = f"l = {m['lambda']:g}"
+        rows = m["seeds"]
+        lines.append(
+            f"| {m['label']} | {m['stream_weights']} | {weights} "
+            f"| {_per_seed(r['reached_frac_high'] for r in rows)} "
+            f"| {', '.join(str(r['reached_states']) for r in rows)} "
+            f"| {_per_seed(r['frac_high'] for r in rows)} "
+            f"| {_per_seed(r['frac_low'] for r in rows)} "
+            f"| {_per_seed(r['mean'] for r in rows)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def docs_table(text: str) -> str | None:
+    """The table between `DOCS_BEGIN` and `DOCS_END` in `text` (a markdown file's), or None
+    when it has no such block."""
+    begin, end = text.find(DOCS_BEGIN), text.find(DOCS_END)
+    if begin < 0 or end < begin:
+        return None
+    return text[begin + len(DOCS_BEGIN) : end].strip("\n") + "\n"
+
+
+def write_docs_table(summary_path: Path | str, docs_path: Path | str) -> str:
+    """Replace the block between the markers of `docs_path` with `markdown_table` of the JSON
+    at `summary_path` (named by the path as given); returns the table. ValueError if the file
+    has no block."""
+    summary_path, docs_path = Path(summary_path), Path(docs_path)
+    table = markdown_table(json.loads(summary_path.read_text()), summary_path.as_posix())
+    text = docs_path.read_text()
+    if docs_table(text) is None:
+        raise ValueError(
+            f"{docs_path} has no table block: put the lines {DOCS_BEGIN!r} and {DOCS_END!r} "
+            "where the table goes"
+        )
+    head, _, rest = text.partition(DOCS_BEGIN)
+    _, _, tail = rest.partition(DOCS_END)
+    atomic_write_bytes(docs_path, f"{head}{DOCS_BEGIN}\n{table}{DOCS_END}{tail}".encode())
+    return table
+
+
 # ------------------------------------------------------------------------------------- figures
 
 
@@ -483,7 +609,12 @@ def _save(fig: Any, path: Path) -> None:
     atomic_write_bytes(path, buf.getvalue())
 
 
-_COLORS = {"rotate": "#4c72b0", "per_trajectory": "#c44e52"}
+_COLORS = {
+    "rotate-eq7": "#4c72b0",
+    "rotate-transition_mean": "#55a868",
+    "rotate-public_code": "#8172b2",
+    "per_trajectory": "#c44e52",
+}
 
 
 def plot_histogram(
@@ -494,7 +625,7 @@ def plot_histogram(
     plt = _pyplot()
     bins = np.linspace(0.0, 1.0, 21)
     fig, axes = plt.subplots(
-        1, len(p_sabotage), figsize=(5.0 * len(p_sabotage), 3.9), sharey=True, squeeze=False
+        1, len(p_sabotage), figsize=(4.6 * len(p_sabotage), 3.9), sharey=True, squeeze=False
     )
     styles = ("-", "--", ":", "-.")
     for ax, (method, p) in zip(axes[0], p_sabotage.items(), strict=True):
@@ -558,7 +689,7 @@ def plot_sweep(
     left.set_yticks(range(n), labels)
     left.set_xlabel("$\\lambda_1$ (competence from XP states)")
     left.set_ylabel("$\\lambda_2$ (competence from SP states)")
-    left.set_title("ROTATE, per-state regret", fontsize=10)
+    left.set_title(f"ROTATE, per-state regret ({SWEEP_OBJECTIVE})", fontsize=10)
     row = per_trajectory_means[None, :]
     right.imshow(row, origin="lower", **style)
     annotate(right, row)

@@ -483,7 +483,12 @@ def apply_overrides(config: Any, overrides: tuple[tuple[str, str], ...]) -> Any:
     """`config` (a frozen config dataclass) with `field=value` overrides; `group.field` sets a
     field of a nested config (`ppo.learning_rate`; ROTATE's `teammate_ppo.*` and `ego_ppo.*`).
     Values are typed from the field's annotation and the result is validated like any config;
-    errors name the field."""
+    errors name the field. A config class with an `upgrade_legacy(fields) -> fields` static
+    method (ROTATE's) has the field names and values older versions wrote read as today's, so
+    old runs still resume."""
+    upgrade = getattr(type(config), "upgrade_legacy", None)
+    if upgrade is not None:
+        overrides = tuple(kv for name, value in overrides for kv in upgrade({name: value}).items())
     groups = {
         f.name: getattr(config, f.name)
         for f in dataclasses.fields(config)

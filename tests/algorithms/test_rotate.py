@@ -1,7 +1,7 @@
-"""ROTATE: the teammate's loss is the paper's L_REG (streams, weights, signs, heads, entropy once),
-checked on hand-built data with values worked by hand; configs and presets; one tiny run end to
-end with exact resume (slow: compiling the two phases takes about a minute on two CPU cores); the
-sabotage game (slow)."""
+"""ROTATE: the teammate's loss is the paper's L_REG (streams, weights, signs, heads, entropy once)
+under each teammate objective, checked on hand-built data with values worked by hand; configs,
+presets and old field names; one tiny run end to end with exact resume (slow: compiling the two
+phases takes about a minute on two CPU cores); the sabotage game (slow)."""
 
 import dataclasses
 import math
@@ -17,6 +17,7 @@ from aht_bench.algorithms import rotate
 from aht_bench.policies import MLPActorCritic, RecurrentEgo
 from aht_bench.training import PPOConfig
 from aht_bench.training.ppo import ppo_loss
+from aht_bench.training.runs import RunSpec, apply_overrides
 
 pytestmark = pytest.mark.usefixtures("tiny_tasks")
 
@@ -70,7 +71,11 @@ def _streams(config):
     ],
 )
 def test_teammate_loss_is_l_reg_by_hand(lambda_1, lambda_2, policy_loss):
-    config = _config(competence_weight_xp=lambda_1, competence_weight_sp=lambda_2)
+    config = _config(
+        competence_weight_xp=lambda_1,
+        competence_weight_sp=lambda_2,
+        teammate_objective="transition_mean",  # Eq. regret_pol_loss's terms as printed
+    )
     streams = _streams(config)
     params = {"s": jnp.float32(0.0), "v": jnp.float32(1.0)}
     loss, metrics = ppo_loss(params, LinearNet(), streams, PPO, recurrent=False)
@@ -87,7 +92,9 @@ def test_teammate_loss_is_l_reg_by_hand(lambda_1, lambda_2, policy_loss):
 
 
 def test_teammate_streams_weights_signs_and_heads():
-    config = _config(competence_weight_xp=2.0, competence_weight_sp=1.0)
+    config = _config(
+        competence_weight_xp=2.0, competence_weight_sp=1.0, teammate_objective="transition_mean"
+    )
     terms = rotate.teammate_loss_terms(config)
     assert [t.data for t in terms] == ["sp", "sxp", "xp", "xsp"]
     sp, sxp, xp, xsp = _streams(config)
@@ -134,6 +141,7 @@ def test_variant_loss_terms():
     "kw,field",
     [
         ({"variant": "per_state"}, "variant"),
+        ({"teammate_objective": "eq8"}, "teammate_objective"),
         ({"competence_weight_xp": -1.0}, "competence_weight_xp"),
         ({"iterations": 0}, "iterations"),
         ({"teammate_timesteps": 10}, "teammate_timesteps"),
@@ -204,15 +212,103 @@ def test_networks_and_buffer_layout():
     np.testing.assert_array_equal(rotate.buffer_weights(two, no_buffer), [0.0, 1.0])
 
 
-def test_per_start_state_branch_weights():
-    # not the paper's weighting: SXP/XSP weights times transitions per branch episode
-    config = _config(competence_weight_xp=2.0, branch_weights="per_start_state")
-    data = dict(DATA)
-    branch = _trajectory([3.0, -1.0], [3, 4])
-    data["sxp"] = (branch._replace(starts=jnp.array([[True], [False]])), 0)  # 1 episode of 2
-    sp, sxp, xp, xsp = rotate.loss_streams(rotate.teammate_loss_terms(config), data, PPO)
-    np.testing.assert_array_equal(np.asarray(sxp.weights)[:, 0], [6.0, 6.0])  # (1 + 2) x 2
-    np.testing.assert_array_equal(np.asarray(sp.weights)[:, 0], [1.0, 2.0])  # unchanged
+# SP and XP as in DATA; the branch streams now hold several episodes (`starts`):
+#   SXP: 4 transitions in 2 episodes (the second cut by the rollout): N / E = 2
+#   XSP: 4 transitions in 1 episode:                                  N / E = 4
+_BRANCH_DATA = {
+    "sp": DATA["sp"],
+    "sxp": (
+        _trajectory([3.0, -1.0, 2.0, 0.0], [3, 4, 5, 3])._replace(
+            starts=jnp.array([[True], [False], [False], [True]])
+        ),
+        0,
+    ),
+    "xp": DATA["xp"],
+    "xsp": (
+        _trajectory([1.0, 1.0, 1.0, 0.5], [3, 4, 5, 6])._replace(
+            starts=jnp.array([[True], [False], [False], [False]])
+        ),
+        0,
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "objective,weights,policy_loss",
+    [
+        # lambda_1 = 2, lambda_2 = 1; w_t per stream (SP, SXP, XP, XSP), worked by hand:
+        # eq7: one unit per start state: SP (1 + 1) x (t + 1), SXP (1 + 2) x N/E = 3 x 2,
+        # XP t + 1, XSP N/E = 4. Policy loss, A_t = r_t:
+        #   L_SP  = -mean(2 (t + 1) A) = -(2*1 + 4*2) / 2         = -5
+        #   L_SXP = -3 x (sum A) / E   = -3 x (3 - 1 + 2 + 0) / 2 = -6 (mean over 2 starts)
+        #   L_XP  = +mean((t + 1) A)   = (1*2 + 2*1) / 2          = 2
+        #   L_XSP = +(sum A) / E       = (1 + 1 + 1 + 0.5) / 1    = 3.5
+        ("eq7", ([2, 4], [6, 6, 6, 6], [1, 2], [4, 4, 4, 4]), -5.0 - 6.0 + 2.0 + 3.5),
+        # transition_mean: SXP 1 + 2, XSP 1: L_SXP = -3 x 4 / 4 = -3, L_XSP = 3.5 / 4 = 0.875
+        ("transition_mean", ([2, 4], [3, 3, 3, 3], [1, 2], [1, 1, 1, 1]), -5.0 - 3.0 + 2.0 + 0.875),
+        # public_code: unit weights, none on XSP, no lambda:
+        #   L_SP = -(1 + 2) / 2 = -1.5, L_SXP = -4 / 4 = -1, L_XP = (2 + 1) / 2 = 1.5, L_XSP = 0
+        ("public_code", ([1, 1], [1, 1, 1, 1], [1, 1], [0, 0, 0, 0]), -1.5 - 1.0 + 1.5 + 0.0),
+    ],
+)
+def test_teammate_objectives_weight_their_streams_by_hand(objective, weights, policy_loss):
+    config = _config(
+        competence_weight_xp=2.0, competence_weight_sp=1.0, teammate_objective=objective
+    )
+    terms = rotate.teammate_loss_terms(config)
+    streams = rotate.loss_streams(terms, _BRANCH_DATA, PPO)
+    assert [t.data for t in terms] == ["sp", "sxp", "xp", "xsp"]
+    for stream, expected in zip(streams, weights, strict=True):
+        np.testing.assert_allclose(np.asarray(stream.weights)[:, 0], expected)
+    # signs and heads are the same under every objective: only the weights differ
+    assert [float(s.sign) for s in streams] == [1.0, 1.0, -1.0, -1.0]
+    assert [int(s.value_head) for s in streams] == [0, 0, 1, 1]
+    params = {"s": jnp.float32(0.0), "v": jnp.float32(1.0)}
+    _, metrics = ppo_loss(params, LinearNet(), streams, PPO, recurrent=False)
+    np.testing.assert_allclose(float(metrics["policy_loss"]), policy_loss, rtol=1e-6)
+
+
+def test_eq7_is_the_default_and_v1_presets_pin_the_old_objective():
+    assert rotate.TEAMMATE_OBJECTIVES[0] == "eq7" == _config().teammate_objective
+    for field in dataclasses.fields(rotate.RotateConfig):
+        if field.name == "teammate_objective":
+            assert field.default == "eq7"
+    # the presets of v1 tasks keep what they trained before Eq. 7 became the default; those of
+    # the v2 tasks use Eq. 7
+    for name, table in rotate.PRESETS.items():
+        for task_id, config in table.items():
+            want = "eq7" if task_id.endswith("-v2") else rotate.V1_TEAMMATE_OBJECTIVE
+            assert config.teammate_objective == want, (name, task_id)
+    assert rotate.V1_TEAMMATE_OBJECTIVE == "transition_mean"
+    # other variants' losses do not read the objective (Minimax Return builds its config
+    # without it)
+    for variant in ("per_trajectory", "mixed_play", "minimax"):
+        terms = {
+            rotate.teammate_loss_terms(_config(variant=variant, teammate_objective=o))
+            for o in rotate.TEAMMATE_OBJECTIVES
+        }
+        assert len(terms) == 1, variant
+
+
+def test_old_names_still_load():
+    # the field was `branch_weights`, its values `unit` (today's transition_mean) and
+    # `per_start_state` (Eq. 7); bundled cards and old runs' --set overrides say so
+    assert _config(teammate_objective="unit").teammate_objective == "transition_mean"
+    assert _config(teammate_objective="per_start_state").teammate_objective == "eq7"
+    assert rotate.RotateConfig.upgrade_legacy({"branch_weights": "unit", "iterations": 2}) == {
+        "teammate_objective": "transition_mean",
+        "iterations": 2,
+    }
+    assert rotate.RotateConfig.upgrade_legacy({"teammate_objective": "per_start_state"}) == {
+        "teammate_objective": "eq7"
+    }
+    quick = rotate.preset("quick", "lbf")
+    upgraded = apply_overrides(quick, (("branch_weights", "per_start_state"),))
+    assert upgraded == dataclasses.replace(quick, teammate_objective="eq7")
+    old_run = RunSpec("rotate", "lbf", "quick", overrides=(("branch_weights", "unit"),))
+    assert old_run.config() == quick
+    with pytest.raises(ValueError, match="teammate_objective"):
+        apply_overrides(quick, (("branch_weights", "per_state"),))
 
 
 # ------------------------------------------------------------------------- whole runs (slow)
@@ -266,10 +362,10 @@ def test_stopping_after_an_iteration_and_resuming_is_bit_identical(tiny_run):
 def test_sabotage_per_state_regret_sabotages_less_than_per_trajectory_regret():
     """Paper Sec. 6 RQ2 (about 10 minutes on two CPU cores): the last per-trajectory-regret
     teammate plays S with probability > 0.9 at many of the 341 non-terminal states (paper: over
-    a third); ROTATE's sabotages less. Our ROTATE teammates do not reach the paper's "near-zero
-    everywhere" in every seed (measured and explained in docs/rotate.md), so the check is the
-    comparison, with margins."""
-    per_state = rotate.sabotage_experiment("rotate", seeds=3)
+    a third); ROTATE's, with the default objective (Eq. 7), sabotages less. Our ROTATE teammates
+    do not reach the paper's "near-zero everywhere" in every seed (measured and explained in
+    docs/rotate.md), so the check is the comparison, with margins."""
+    per_state = rotate.sabotage_experiment("rotate", seeds=3, teammate_objective="eq7")
     per_traj = rotate.sabotage_experiment("per_trajectory", seeds=3)
     assert per_state.p_sabotage.shape == per_traj.p_sabotage.shape == (3, 341)
     ours, theirs = rotate.sabotage_summary(per_state), rotate.sabotage_summary(per_traj)

@@ -1,11 +1,11 @@
 """`aht-bench experiment sabotage` (aht_bench/experiments): files, their agreement, the sweep
-grid and the usage errors.
+grid, the docs table and the usage errors.
 
-The real-run fixture trains both objectives once with a tiny config (1 iteration, 4 envs, small
-networks, a large learning rate so the probabilities move away from 1/3) in a subprocess with
-XLA's backend optimisation off, which halves the compile time that dominates it (about a minute
-on two cores). The sweep's grid logic is checked with a stand-in for the training call (fast);
-the real tiny sweep is `slow`.
+The files, the grid and the docs table are checked with a stand-in for the training call (fast).
+The real-run fixture trains the four objectives once with a tiny config (1 iteration, 4 envs,
+small networks, a large learning rate so the probabilities move away from 1/3) in a subprocess
+with XLA's backend optimisation off, which halves the compile time that dominates it (2-5
+minutes on two shared cores: `slow`); the real tiny sweep is `slow` too.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from PIL import Image
 from aht_bench.algorithms import rotate
 from aht_bench.envs.matrix import enumerate_nonterminal_states, sabotage_game
 from aht_bench.experiments import sabotage
-from aht_bench.experiments.cli import experiment
+from aht_bench.experiments.cli import experiment, per_seed_table
 
 SEEDS = 2
 TINY = (
@@ -47,6 +47,17 @@ TINY = (
 )
 SET_ARGS = [a for item in TINY for a in ("--set", item)]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+REPO = Path(__file__).resolve().parents[2]
+RESULTS = "benchmarks/results/sabotage_objectives/sabotage_summary.json"
+"""The committed measurement docs/rotate.md's sabotage table is rendered from."""
+MAIN_WEIGHTS = {
+    ("rotate", "eq7", "3.0", "0.0", ""),
+    ("rotate", "transition_mean", "3.0", "0.0", ""),
+    ("rotate", "public_code", "3.0", "0.0", ""),
+    ("per_trajectory", "", "", "", "0.0"),
+}
+"""(method, objective, lambda_1, lambda_2, lambda) of the main runs: ROTATE under each
+objective at the preset's (3, 0), per-trajectory regret at 0 (the paper's RQ2)."""
 
 
 def _cli_subprocess(args: list[str]) -> subprocess.CompletedProcess[str]:
@@ -75,30 +86,33 @@ def _assert_png(path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def real_run(tmp_path_factory):
+    """The real tiny run (2-5 minutes: `slow` tests only)."""
     out = tmp_path_factory.mktemp("sabotage") / "results"
     done = _cli_subprocess(["sabotage", "--out", str(out), "--seeds", str(SEEDS), *SET_ARGS])
     assert done.returncode == 0, done.stderr[-3000:]
     return out, done.stdout
 
 
-def test_csv_has_every_method_seed_and_state_with_probabilities_summing_to_one(real_run):
-    out, _ = real_run
+def _check_csv(out: Path, seeds: int) -> None:
     rows = _read_csv(out / "sabotage.csv")
     assert tuple(rows[0]) == sabotage.STATE_COLUMNS
-    assert len(rows) == 2 * SEEDS * 341
-    assert Counter((r["method"], r["seed"]) for r in rows) == {
-        (m, str(s)): 341 for m in ("rotate", "per_trajectory") for s in range(SEEDS)
+    assert len(rows) == 4 * seeds * 341
+    assert Counter((r["method"], r["objective"], r["seed"]) for r in rows) == {
+        (m, o, str(s)): 341
+        for m, o in [("rotate", o) for o in rotate.TEAMMATE_OBJECTIVES] + [("per_trajectory", "")]
+        for s in range(seeds)
     }
     p = np.array([[float(r[k]) for k in ("p_H", "p_T", "p_S")] for r in rows])
     assert np.all((p >= 0) & (p <= 1))
     np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-5)
-    # the weights: ROTATE at the preset's (3, 0), per-trajectory regret at 0 (the paper's RQ2)
-    weights = {(r["method"], r["lambda_1"], r["lambda_2"], r["lambda"]) for r in rows}
-    assert weights == {("rotate", "3.0", "0.0", ""), ("per_trajectory", "", "", "0.0")}
+    weights = {
+        (r["method"], r["objective"], r["lambda_1"], r["lambda_2"], r["lambda"]) for r in rows
+    }
+    assert weights == MAIN_WEIGHTS
     # histories: all {H,T}^2 sequences of 0..4 steps once each, in the enumeration's order
     # (1 + 4 + 16 + 64 + 256 = 341); the start has own-reach 1, and own-reach is the product
     # of the teammate's (seat 1's) probabilities along its own past actions
-    one = [r for r in rows if r["method"] == "rotate" and r["seed"] == "0"]
+    one = [r for r in rows if r["objective"] == "eq7" and r["seed"] == "0"]
     history = [r["history"] for r in one]
     assert history[:6] == ["-", "HH", "HT", "TH", "TT", "HH,HH"]
     assert len(set(history)) == 341
@@ -120,22 +134,29 @@ def test_csv_has_every_method_seed_and_state_with_probabilities_summing_to_one(r
         assert float(one[i]["own_reach"]) == pytest.approx(expected, rel=1e-6)
 
 
-def test_summary_json_matches_the_csv(real_run):
-    out, _ = real_run
+def _check_summary(out: Path, seeds: int, iterations: int) -> list[float]:
+    """The summary agrees with the CSV; returns every seed's mean P(S)."""
     rows = _read_csv(out / "sabotage.csv")
     summary = json.loads((out / "sabotage_summary.json").read_text())
     assert summary["versions"]["aht_bench"] == "0.1.0"
-    assert summary["num_seeds"] == SEEDS
-    assert set(summary["methods"]) == {"rotate", "per_trajectory"}
+    assert summary["num_seeds"] == seeds
+    assert tuple(summary["methods"]) == sabotage.METHODS
     means = []
-    for method, entry in summary["methods"].items():
-        assert entry["config"]["variant"] == method
-        assert entry["config"]["iterations"] == 1
-        assert entry["config"]["teammate_ppo"]["learning_rate"] == 0.05
-        assert [s["seed"] for s in entry["seeds"]] == list(range(SEEDS))
+    for key, entry in summary["methods"].items():
+        assert entry["config"]["variant"] == entry["variant"]
+        if entry["variant"] == "rotate":
+            assert key == f"rotate-{entry['objective']}"
+            assert entry["config"]["teammate_objective"] == entry["objective"]
+        assert entry["config"]["iterations"] == iterations
+        assert entry["stream_weights"] == sabotage.STREAM_WEIGHTS[key]
+        assert [s["seed"] for s in entry["seeds"]] == list(range(seeds))
         for seed_entry in entry["seeds"]:
             mine = [
-                r for r in rows if r["method"] == method and r["seed"] == str(seed_entry["seed"])
+                r
+                for r in rows
+                if r["method"] == entry["variant"]
+                and r["objective"] == (entry["objective"] or "")
+                and r["seed"] == str(seed_entry["seed"])
             ]
             # float32 as the library holds them, so the thresholds compare the same way
             p_s = np.array([float(r["p_S"]) for r in mine], dtype=np.float32)
@@ -147,22 +168,38 @@ def test_summary_json_matches_the_csv(real_run):
             assert seed_entry["reached_frac_low"] == pytest.approx(
                 np.sum((p_s < 0.05) & on) / max(on.sum(), 1), abs=1e-12
             )
-            assert len(seed_entry["xp_return"]) == 1  # one iteration
+            assert seed_entry["reached_frac_high"] == pytest.approx(
+                np.sum((p_s > 0.9) & on) / max(on.sum(), 1), abs=1e-12
+            )
+            assert len(seed_entry["xp_return"]) == iterations
             means.append(seed_entry["mean"])
-    # the tiny runs trained: not every teammate still plays 1/3 everywhere
-    assert max(abs(m - 1 / 3) for m in means) > 0.05
+    # the table file is the summary's markdown table
+    assert (out / "sabotage_table.md").read_text() == sabotage.markdown_table(summary)
+    return means
 
 
-def test_histogram_png_and_printed_table(real_run):
-    out, stdout = real_run
-    _assert_png(out / "sabotage_hist.png")
-    assert sorted(p.name for p in out.iterdir()) == sorted(sabotage.MAIN_FILES)
+def _check_printed_table(out: Path, stdout: str) -> None:
     summary = json.loads((out / "sabotage_summary.json").read_text())
     lines = stdout.splitlines()
     for entry in summary["methods"].values():
         for s in entry["seeds"]:
-            numbers = f"{s['seed']:>4}  {s['frac_low']:>9.3f}  {s['frac_high']:>8.3f}"
+            numbers = (
+                f"{s['seed']:>4}  {s['frac_low']:>9.3f}  {s['frac_high']:>8.3f}  "
+                f"{s['mean']:>9.3f}  {s['reached_states']:>7}  {s['reached_frac_high']:>16.3f}"
+            )
             assert any(line.startswith(entry["label"]) and numbers in line for line in lines)
+
+
+@pytest.mark.slow
+def test_real_run_files(real_run):
+    out, stdout = real_run
+    _check_csv(out, SEEDS)
+    means = _check_summary(out, SEEDS, iterations=1)
+    # the tiny runs trained: not every teammate still plays 1/3 everywhere
+    assert max(abs(m - 1 / 3) for m in means) > 0.05
+    _assert_png(out / "sabotage_hist.png")
+    assert sorted(p.name for p in out.iterdir()) == sorted(sabotage.MAIN_FILES)
+    _check_printed_table(out, stdout)
 
 
 # ---------------------------------------------------------------------------- sweep (stand-in)
@@ -184,7 +221,10 @@ def fake_training(monkeypatch):
         competence_weight_p0,
         **overrides,
     ):
-        calls.append((variant, competence_weight_xp, competence_weight_sp, competence_weight_p0))
+        objective = overrides.get("teammate_objective")
+        calls.append(
+            (variant, objective, competence_weight_xp, competence_weight_sp, competence_weight_p0)
+        )
         config = rotate.preset(
             "sabotage",
             "sabotage-v1",
@@ -209,34 +249,48 @@ def fake_training(monkeypatch):
     return calls
 
 
+def test_main_files_agree_and_the_table_is_printed(tmp_path, fake_training):
+    out = tmp_path / "main"
+    args = ["--seeds", "3", "--no-progress", "--set", "iterations=2"]
+    result = CliRunner().invoke(experiment, ["sabotage", "--out", str(out), *args])
+    assert result.exit_code == 0, result.output
+    # one training call per main run: ROTATE under each objective at (3, 0), per-trajectory 0
+    assert sorted(fake_training) == sorted(
+        [("rotate", o, 3.0, 0.0, 0.0) for o in rotate.TEAMMATE_OBJECTIVES]
+        + [("per_trajectory", "transition_mean", 3.0, 0.0, 0.0)]
+    )
+    _check_csv(out, 3)
+    _check_summary(out, 3, iterations=2)
+    _assert_png(out / "sabotage_hist.png")
+    assert sorted(p.name for p in out.iterdir()) == sorted(sabotage.MAIN_FILES)
+    _check_printed_table(out, result.output)
+
+
 def test_sweep_trains_every_cell_once_and_writes_the_grid(tmp_path, fake_training):
     out = tmp_path / "sweep"
     args = ["--seeds", "3", "--sweep", "--weights", "0,1", "--no-progress"]
     result = CliRunner().invoke(experiment, ["sabotage", "--out", str(out), *args])
     assert result.exit_code == 0, result.output
-    # main: ROTATE (3, 0), per-trajectory 0; sweep: the 4 ROTATE cells and per-trajectory 1
-    # (per-trajectory 0 is the main run's config: reused, not retrained)
+    # main: ROTATE (3, 0) under each objective, per-trajectory 0; sweep: the 4 ROTATE cells
+    # with Eq. 7 and per-trajectory 1 (per-trajectory 0 is the main run's config: reused)
     assert sorted(fake_training) == sorted(
-        [
-            ("rotate", 3.0, 0.0, 0.0),
-            ("per_trajectory", 3.0, 0.0, 0.0),
-            ("rotate", 0.0, 0.0, 0.0),
-            ("rotate", 0.0, 1.0, 0.0),
-            ("rotate", 1.0, 0.0, 0.0),
-            ("rotate", 1.0, 1.0, 0.0),
-            ("per_trajectory", 3.0, 0.0, 1.0),
-        ]
+        [("rotate", o, 3.0, 0.0, 0.0) for o in rotate.TEAMMATE_OBJECTIVES]
+        + [("per_trajectory", "transition_mean", 3.0, 0.0, 0.0)]
+        + [("rotate", "eq7", w1, w2, 0.0) for w1 in (0.0, 1.0) for w2 in (0.0, 1.0)]
+        + [("per_trajectory", "transition_mean", 3.0, 0.0, 1.0)]
     )
     rows = _read_csv(out / "sabotage_sweep.csv")
     assert tuple(rows[0]) == sabotage.SWEEP_COLUMNS
-    cells = Counter((r["method"], r["lambda_1"], r["lambda_2"], r["lambda"]) for r in rows)
+    cells = Counter(
+        (r["method"], r["objective"], r["lambda_1"], r["lambda_2"], r["lambda"]) for r in rows
+    )
     assert cells == {
-        ("rotate", "0.0", "0.0", ""): 3,
-        ("rotate", "0.0", "1.0", ""): 3,
-        ("rotate", "1.0", "0.0", ""): 3,
-        ("rotate", "1.0", "1.0", ""): 3,
-        ("per_trajectory", "", "", "0.0"): 3,
-        ("per_trajectory", "", "", "1.0"): 3,
+        ("rotate", "eq7", "0.0", "0.0", ""): 3,
+        ("rotate", "eq7", "0.0", "1.0", ""): 3,
+        ("rotate", "eq7", "1.0", "0.0", ""): 3,
+        ("rotate", "eq7", "1.0", "1.0", ""): 3,
+        ("per_trajectory", "", "", "", "0.0"): 3,
+        ("per_trajectory", "", "", "", "1.0"): 3,
     }
     assert sorted({int(r["cell"]) for r in rows}) == list(range(6))
     # each row's mean P(S) is that cell's seed's mean over the 341 states
@@ -246,6 +300,7 @@ def test_sweep_trains_every_cell_once_and_writes_the_grid(tmp_path, fake_trainin
             weights = {
                 "competence_weight_xp": float(r["lambda_1"]),
                 "competence_weight_sp": float(r["lambda_2"]),
+                "teammate_objective": "eq7",
             }
         else:
             weights = {"competence_weight_p0": float(r["lambda"])}
@@ -256,6 +311,7 @@ def test_sweep_trains_every_cell_once_and_writes_the_grid(tmp_path, fake_trainin
             config.competence_weight_xp,
             config.competence_weight_sp,
             config.competence_weight_p0,
+            teammate_objective=config.teammate_objective,
         )
         seed = int(r["seed"])
         assert float(r["mean_p_s"]) == pytest.approx(float(fake.p_sabotage[seed].mean()))
@@ -281,6 +337,8 @@ def test_sweep_trains_every_cell_once_and_writes_the_grid(tmp_path, fake_trainin
         (["--set", "iterations=0"], "iterations"),
         (["--set", "teammate_ppo.bogus=1"], "teammate_ppo.bogus"),
         (["--set", "variant=per_trajectory"], "variant"),
+        (["--set", "teammate_objective=eq7"], "set by the experiment"),
+        (["--set", "branch_weights=unit"], "set by the experiment"),
         (["--set", "competence_weight_xp=1"], "competence_weight_xp"),
         (["--set", "no_equals_sign"], "FIELD=VALUE"),
         (["--sweep", "--weights", "0,-1"], "weights"),
@@ -308,12 +366,56 @@ def test_run_rejects_fixed_and_unknown_fields_before_any_work(tmp_path, fake_tra
     assert fake_training == [] and list(tmp_path.iterdir()) == []
 
 
+# ------------------------------------------------------------------------------ the docs table
+
+
+def test_docs_table_is_the_committed_measurement_rendered():
+    """docs/rotate.md's sabotage table is written by `aht-bench experiment sabotage-table` from
+    the committed summary, never typed: it must be exactly what the formatter renders."""
+    summary = json.loads((REPO / RESULTS).read_text())
+    docs = (REPO / "docs" / "rotate.md").read_text()
+    assert sabotage.docs_table(docs) == sabotage.markdown_table(summary, RESULTS)
+    assert tuple(summary["methods"]) == sabotage.METHODS
+
+
+def test_sabotage_table_command_writes_between_the_markers(tmp_path, fake_training):
+    out = tmp_path / "main"
+    CliRunner().invoke(experiment, ["sabotage", "--out", str(out), "--no-progress"])
+    summary_path = out / "sabotage_summary.json"
+    summary = json.loads(summary_path.read_text())
+    docs = tmp_path / "doc.md"
+    docs.write_text(
+        f"# Title\n\n{sabotage.DOCS_BEGIN}\nstale typed table\n{sabotage.DOCS_END}\nafter\n"
+    )
+    result = CliRunner().invoke(
+        experiment, ["sabotage-table", str(summary_path), "--docs", str(docs)]
+    )
+    assert result.exit_code == 0, result.output
+    text = docs.read_text()
+    table = sabotage.markdown_table(summary, str(summary_path))
+    assert sabotage.docs_table(text) == table and "stale" not in text
+    assert text.startswith("# Title\n\n") and text.endswith(f"{sabotage.DOCS_END}\nafter\n")
+    # one row per method, per-seed values side by side; printed without --docs
+    assert sum(line.startswith("| ROTATE") for line in table.splitlines()) == 3
+    printed = CliRunner().invoke(experiment, ["sabotage-table", str(summary_path)])
+    assert printed.exit_code == 0 and printed.output == table
+    # a file without the markers is a usage error and is left alone
+    bare = tmp_path / "bare.md"
+    bare.write_text("no markers\n")
+    refused = CliRunner().invoke(
+        experiment, ["sabotage-table", str(summary_path), "--docs", str(bare)]
+    )
+    assert refused.exit_code == 2 and "sabotage-table" in refused.output
+    assert bare.read_text() == "no markers\n"
+    assert per_seed_table(summary).count("\n") == 1 + 4 * 3
+
+
 # ------------------------------------------------------------------------------- slow: real
 
 
 @pytest.mark.slow
 def test_real_tiny_sweep(tmp_path):
-    """The whole sweep path with real (tiny) training: 7 training calls, several minutes."""
+    """The whole sweep path with real (tiny) training: 9 training calls, several minutes."""
     out = tmp_path / "sweep"
     args = ["--seeds", "2", "--sweep", "--weights", "0,1", "--no-progress", *SET_ARGS]
     done = _cli_subprocess(["sabotage", "--out", str(out), *args])
@@ -323,4 +425,4 @@ def test_real_tiny_sweep(tmp_path):
     means = np.array([float(r["mean_p_s"]) for r in rows])
     assert np.all((means >= 0) & (means <= 1))
     _assert_png(out / "sabotage_sweep.png")
-    assert len(_read_csv(out / "sabotage.csv")) == 2 * 2 * 341
+    assert len(_read_csv(out / "sabotage.csv")) == 4 * 2 * 341
