@@ -616,9 +616,15 @@ def _train_br_until_plateau(
         )
         start = time.perf_counter()
         tick, close = _progress(chunk_updates, f"br {cand.name} seat {seat} chunk {k}")
+        offset = (k - 1) * chunk_updates  # the driver counts the run's updates, not the chunk's
         try:
             result = driver.run(
-                state, br.update, config, br.learner_params, chunk_updates, on_update=tick
+                state,
+                br.update,
+                config,
+                br.learner_params,
+                chunk_updates,
+                on_update=lambda done, m, tick=tick, offset=offset: tick(done - offset, m),
             )
         finally:
             close()

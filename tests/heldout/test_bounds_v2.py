@@ -168,7 +168,7 @@ def _tiny_v2(monkeypatch, task_maximum: float | None = None) -> recipes.Recipe:
     assert r.brdiv is not None
     tiny = dataclasses.replace(
         r,
-        ippo=(dataclasses.replace(r.ippo[0], seeds=1, timesteps=64 * 128 * 2, checkpoints=()),),
+        ippo=(),  # the BRDiv confederates and a heuristic are candidates enough
         brdiv=dataclasses.replace(r.brdiv, runs=1, population_size=2, generation_updates=4),
         heuristics=r.heuristics[:1],
         extra_partners=(),
@@ -201,7 +201,8 @@ def test_a_tiny_v2_build_records_curves_and_bounds_and_resumes_bit_for_bit(tmp_p
         b = m["bounds"]
         values = [s["value"] for s in b["upper_candidates"]]
         j = ma["partner_returns"]["cols"].index(m["name"])
-        assert b["upper"] == pytest.approx(max(values)) == pytest.approx(table[:, j].max())
+        assert b["upper"] == pytest.approx(max(values))
+        assert b["upper"] == pytest.approx(table[:, j].max(), abs=1e-6)  # the table is rounded
         assert b["upper_set_by"] in [s["set_by"] for s in b["upper_candidates"]]
         for br in ma["best_responses"][m["name"]]:
             chunks = len(br["learning_curve"])
@@ -259,13 +260,14 @@ def test_v2_sets_follow_bounds_v2(folder):
         j = table["cols"].index(member["name"])
         sources = b["upper_candidates"]
         assert b["upper"] == max(s["value"] for s in sources)
-        assert b["upper"] >= values[:, j].max() and b["upper"] >= b["best_response_return"]
+        # partner_returns is rounded to 6 decimals
+        assert b["upper"] + 1e-6 >= values[:, j].max() and b["upper"] >= b["best_response_return"]
         if rec.task_maximum is not None:
             assert {"set_by": "task maximum", "kind": "task maximum",
                     "value": rec.task_maximum} in sources  # fmt: skip
         # no example agent's mean return with a member is above its bound (score <= 1)
         for row in examples:
-            assert values[table["rows"].index(row), j] <= b["upper"]
+            assert values[table["rows"].index(row), j] <= b["upper"] + 1e-6
         for br in manifest["best_responses"][member["name"]]:
             curve = br["learning_curve"]
             assert br["total_timesteps"] == len(curve) * br["chunk_timesteps"]
