@@ -15,8 +15,11 @@ bounded on and in the seat rule (below); v2's manifest lists the differences und
 Per layout, two behaviour-cloned MLPs (the usual protocol of Carroll et al.):
 
 - `human_proxy`: cloned from the TEST split. It is the one member of the published set
-  (kind `human-proxy`), with BRProx bounds lower 0 and upper its own self-play return on the
-  set's task (both seats the proxy; the paper normalises human-proxy returns this way).
+  (kind `human-proxy`), with BRProx bounds lower 0 and upper, on human-proxy-v1, its own
+  self-play return on the set's task (both seats the proxy; the paper normalises human-proxy
+  returns this way); on human-proxy-v2, Bounds v2 (`upper_bound_sources`, `build.upper_bound`):
+  the highest return of its self-play, the BC partner, the layout's paper heuristics and the
+  example agents that list the task, every source recorded in the manifest.
 - `bc_partner`: cloned from the TRAIN split, a partner for training ego agents; listed in the
   manifest under "bc_partner", not as a member.
 
@@ -206,6 +209,9 @@ class ProxyVersion:
     changes: tuple[str, ...] = ()
     """How it differs from human-proxy-v1 (the manifest's `changes_from_human_proxy_v1`; not
     written for v1 itself)."""
+    bounds_v2: bool = False
+    """Upper bound by Bounds v2 (`upper_bound_sources`: the highest return of any partner
+    measured with the proxy); False: the proxy's self-play return (v1)."""
 
     def task_id(self, layout: str) -> str:
         return f"overcooked-{layout}-v{self.task_version}"
@@ -242,7 +248,12 @@ VERSIONS: dict[str, ProxyVersion] = {
             "task: built, evaluated and bounded on overcooked-<layout>-v2 (sides drawn per "
             "episode on the divided layouts, random pot status and held items at every reset, "
             "pile pickups only shaped); the evaluation episodes therefore start from random "
-            "object states, and the upper bound (the proxy's self-play return) is measured there",
+            "object states",
+            "bounds: Bounds v2 (issue 27; docs/heldout.md): the upper bound is the highest mean "
+            "return measured with the proxy during the build, over its self-play, the BC "
+            "partner, the layout's paper heuristics and the example agents of agents/examples/ "
+            "that list the task, each in every seating (members[0].bounds.upper_candidates, "
+            "upper_set_by); v1's bound is the proxy's self-play return alone",
             "seats: seat i is the data's player i on every layout (v1: on asymm_advantages and "
             "forced_coord seat 0 is the left player); on those two layouts this changes only "
             "the order of the pooled BC transitions, hence the minibatches, hence the weights; "
@@ -252,6 +263,7 @@ VERSIONS: dict[str, ProxyVersion] = {
             "enters; observations and match rates are v1's), BCConfig, the seeds (proxy "
             "seed, partner seed + 1) and the evaluation protocol (episodes per seating, seed)",
         ),
+        bounds_v2=True,
     ),
 }
 # Our task id (both task versions) -> the layout's name in the human data.
@@ -1027,6 +1039,69 @@ def resolve_task(task: str, version: str | None = None) -> tuple[str, ProxyVersi
     return task_id, proxy
 
 
+BOUNDS_V2 = (
+    "Bounds v2 (issue 27; docs/heldout.md, docs/human_proxies.md): lower 0; upper the highest "
+    "mean return measured with the proxy during the build: its self-play, the BC partner, the "
+    "layout's paper heuristics and the example agents of agents/examples/ that list the task "
+    "(played by the evaluator, aht_bench.evaluation.evaluate.evaluate_agent_file), each in "
+    "every seating, with the build's episodes and seed; Overcooked has no task maximum. No "
+    "best response to the proxy is trained (see docs/human_proxies.md). human-proxy-v1 used "
+    "the proxy's self-play return alone. members[0].bounds.upper_candidates lists every source"
+)
+
+
+def upper_bound_sources(
+    task_id: str,
+    proxy_set: Any,
+    seatings: tuple[tuple[int, ...], ...],
+    self_play: float,
+    with_partner: float,
+    cfg: BCConfig,
+    log: Log,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The candidate upper bounds of the proxy (Bounds v2, `build.upper_bound` takes them):
+    `{"set_by", "kind", "value"}` per partner, the mean return of that partner with the proxy
+    over every seating, `cfg.episodes` episodes each, seed `cfg.eval_seed`. In order: the
+    proxy's self-play and with the BC partner (measured by the caller), each paper heuristic
+    of the layout (jitted, `cross_play`) and each example agent file whose TASKS lists the task
+    (`build._example_agent_returns`: the evaluator itself). Also returns one record per example
+    agent file (sha256 and runner, or why it was skipped)."""
+    from aht_bench.evaluation.evaluate import cross_play
+    from aht_bench.heldout import recipes
+    from aht_bench.heldout.build import _example_agent_returns
+    from aht_bench.policies.heuristics import PAPER_HEURISTICS, make_heuristic
+    from aht_bench.policies.population import TeammateSet
+
+    sources = [
+        {"set_by": "human_proxy self-play", "kind": "self-play", "value": self_play},
+        {"set_by": "bc_partner", "kind": "bc-partner", "value": with_partner},
+    ]
+    names = list(PAPER_HEURISTICS[task_id])
+    heuristics = TeammateSet(names, [(make_heuristic(task_id, n), None) for n in names])
+    # rows: the heuristics; (heuristics, 1, seatings, episodes)
+    returns = cross_play(task_id, heuristics, proxy_set, seatings, cfg.episodes, cfg.eval_seed)
+    for name, value in zip(names, returns[:, 0].mean(axis=(1, 2)), strict=True):
+        sources.append({"set_by": name, "kind": "heuristic", "value": float(value)})
+        log(f"  {name} with human_proxy: {value:.2f}")
+    # the example agents, played as build.py's Bounds v2 plays them, with this build's protocol
+    rec = recipes.Recipe(
+        task_id=task_id,
+        version="human-proxy-v2",
+        ippo=(),
+        brdiv=None,
+        heuristics=(),
+        example_agents=recipes.EXAMPLE_AGENTS,
+        episodes=cfg.episodes,
+        eval_seed=cfg.eval_seed,
+    )
+    examples, example_info = _example_agent_returns(rec, proxy_set, seatings, log)
+    sources += [
+        {"set_by": rel, "kind": "example_agent", "value": float(mean[0])} for rel, mean in examples
+    ]
+    protocol = {"episodes_per_seating": cfg.episodes, "seed": cfg.eval_seed}
+    return sources, [info | protocol for info in example_info]
+
+
 def build(
     task: str,
     out: str | os.PathLike[str] | None = None,
@@ -1167,6 +1242,35 @@ def build(
         raise HumanDataError(
             f"{task_id}: the human proxy never scores in self-play, so it has no upper bound"
         )
+    bounds: dict[str, Any] = {
+        "lower": 0.0,
+        "upper": proxy_sp["return"],
+        "upper_set_by": "human_proxy self-play",
+        "self_play_return_per_seating": proxy_sp["return_per_seating"],
+    }
+    example_info: list[dict[str, Any]] = []
+    if proxy.bounds_v2:
+        from aht_bench.heldout.build import upper_bound
+
+        t0 = time.perf_counter()
+        sources, example_info = upper_bound_sources(
+            task_id, proxy_only, seatings, proxy_sp["return"], mixed["return"], cfg, log
+        )
+        bound = upper_bound(sources)
+        bounds = {
+            "lower": 0.0,
+            "upper": bound["upper"],
+            "upper_set_by": bound["upper_set_by"],
+            "upper_set_by_kind": bound["kind"],
+            "self_play_return": proxy_sp["return"],
+            "self_play_return_per_seating": proxy_sp["return_per_seating"],
+            "raised_by": bound["upper"] - proxy_sp["return"],
+            "upper_candidates": sources,
+        }
+        log(
+            f"  Bounds v2: upper {bound['upper']:.2f} set by {bound['upper_set_by']} "
+            f"(self-play {proxy_sp['return']:.2f}) [{time.perf_counter() - t0:.0f}s]"
+        )
 
     work = sets.staging_folder(folder)
     try:
@@ -1218,12 +1322,7 @@ def build(
                     "name": "human_proxy",
                     "kind": "human-proxy",
                     **files["human_proxy"],
-                    "bounds": {
-                        "lower": 0.0,
-                        "upper": proxy_sp["return"],
-                        "upper_set_by": "human_proxy self-play",
-                        "self_play_return_per_seating": proxy_sp["return_per_seating"],
-                    },
+                    "bounds": bounds,
                 }
             ],
             "bc_partner": files["bc_partner"]
@@ -1272,6 +1371,22 @@ def build(
         }
         if proxy.changes:  # v1's manifest keeps exactly its published keys
             manifest["changes_from_human_proxy_v1"] = list(proxy.changes)
+        if proxy.bounds_v2:
+            manifest["status"] = (
+                "PUBLISHED human-proxy set: a behaviour-cloned model of the Carroll et al. "
+                "(2019) test-split humans, normalised by Bounds v2 (the highest return any "
+                "partner measured in the build reached with it; human-proxy-v1: its self-play "
+                "return); immutable"
+            )
+            candidates = bounds["upper_candidates"]
+            manifest["partner_returns"] = {
+                "rows": [c["set_by"] for c in candidates],
+                "kinds": [c["kind"] for c in candidates],
+                "cols": ["human_proxy"],
+                "mean_return": [[round(c["value"], 6)] for c in candidates],
+            }
+            manifest["example_agents"] = example_info
+            manifest["bounds_procedure"] = BOUNDS_V2
         sets.write_manifest(work, manifest)
         sets.load_set(task_id, work)  # the set loads, verified, before it is published
         if folder.exists():

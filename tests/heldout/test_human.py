@@ -473,7 +473,9 @@ def test_v1_keeps_its_seat_rule_and_only_v2_records_changes():
         "divided layouts: seat 0 is the player in the left region; otherwise seat i is the "
         "data's player i"
     )  # the text of the published v1 manifests
-    assert v1.changes == () and len(v2.changes) == 3
+    assert v1.changes == () and len(v2.changes) == 4
+    assert not v1.bounds_v2 and v2.bounds_v2  # v1: self-play bound; v2: Bounds v2
+    assert any(c.startswith("bounds: Bounds v2") for c in v2.changes)
 
 
 def test_a_version_is_built_only_on_its_own_task_version():
@@ -498,6 +500,50 @@ def test_cli_build_names_the_task_a_version_needs(tmp_path):
     result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "x")])
     assert result.exit_code == 2
     assert "build it for overcooked-cramped_room-v2" in result.output
+
+
+def test_upper_bound_sources_play_every_partner_with_the_builds_protocol(monkeypatch):
+    # the runners are stubbed: this checks who is played, with which protocol, and the order
+    from aht_bench.evaluation import evaluate
+    from aht_bench.heldout import build, recipes
+    from aht_bench.policies.heuristics import PAPER_HEURISTICS
+
+    task_id = "overcooked-cramped_room-v2"
+    cfg = human.BCConfig(episodes=3, eval_seed=7)
+    calls: list[Any] = []
+
+    def cross_play(task, rows, cols, seatings, episodes, seed):
+        calls.append(("cross_play", task, rows.names, cols, seatings, episodes, seed))
+        values = np.arange(1.0, rows.size + 1)  # heuristic h returns h + 1 in every episode
+        return np.broadcast_to(values[:, None, None, None], (rows.size, 1, 2, episodes))
+
+    def example_agent_returns(rec, cols, seatings, log):
+        calls.append(("examples", rec.task_id, rec.example_agents, rec.episodes, rec.eval_seed))
+        rel = "agents/examples/heuristic_agent.py"
+        skipped = {"file": "agents/examples/random_agent.py", "skipped": "its TASKS"}
+        return [(rel, np.array([9.5]))], [{"file": rel, "runner": "jax"}, skipped]
+
+    monkeypatch.setattr(evaluate, "cross_play", cross_play)
+    monkeypatch.setattr(build, "_example_agent_returns", example_agent_returns)
+    proxy_set, seatings = object(), ((0, 1), (1, 0))
+    sources, info = human.upper_bound_sources(
+        task_id, proxy_set, seatings, 4.0, 5.0, cfg, lambda _: None
+    )
+    heuristics = PAPER_HEURISTICS[task_id]
+    assert calls == [
+        ("cross_play", task_id, heuristics, proxy_set, seatings, 3, 7),
+        ("examples", task_id, recipes.EXAMPLE_AGENTS, 3, 7),
+    ]
+    assert [(s["set_by"], s["kind"], s["value"]) for s in sources] == [
+        ("human_proxy self-play", "self-play", 4.0),
+        ("bc_partner", "bc-partner", 5.0),
+        *[(h, "heuristic", float(i + 1)) for i, h in enumerate(heuristics)],
+        ("agents/examples/heuristic_agent.py", "example_agent", 9.5),
+    ]
+    assert all(a["episodes_per_seating"] == 3 and a["seed"] == 7 for a in info)
+    assert info[1]["skipped"] == "its TASKS"
+    bound = build.upper_bound(sources)
+    assert (bound["upper"], bound["upper_set_by"]) == (9.5, "agents/examples/heuristic_agent.py")
 
 
 # ---------------------------------------------------------------------- published sets
@@ -553,8 +599,19 @@ def test_published_human_proxy_set_is_consistent(version, task_id):
     results = m["results"]
     proxy = results["human_proxy"]
     assert member["bounds"]["lower"] == 0.0 == eval_set.lower[0]
-    assert member["bounds"]["upper_set_by"] == "human_proxy self-play"
-    assert eval_set.upper[0] == proxy["self_play_return"] > 0
+    if human.VERSIONS[version].bounds_v2:
+        _check_bounds_v2(m, task_id)
+    else:  # v1: the proxy's self-play return, and exactly the keys published
+        assert list(member["bounds"]) == [
+            "lower",
+            "upper",
+            "upper_set_by",
+            "self_play_return_per_seating",
+        ]
+        assert member["bounds"]["upper_set_by"] == "human_proxy self-play"
+        assert eval_set.upper[0] == proxy["self_play_return"] > 0
+        for key in ("partner_returns", "example_agents", "bounds_procedure"):
+            assert key not in m
     assert proxy["self_play_return"] == pytest.approx(
         np.mean(proxy["self_play_return_per_seating"])
     )
@@ -592,6 +649,45 @@ def test_published_human_proxy_set_is_consistent(version, task_id):
     # nothing but the manifest and the two policies (+ cards) is published
     assert sorted(p.name for p in folder.iterdir()) == SET_FILES
     json.dumps(m)  # plain JSON
+
+
+def _check_bounds_v2(m: dict[str, Any], task_id: str) -> None:
+    """The member's upper bound is the highest of its recorded sources, each with provenance:
+    self-play, the BC partner, every paper heuristic of the layout, every example agent that
+    lists the task (the others recorded as skipped)."""
+    from aht_bench.heldout import recipes
+    from aht_bench.policies.heuristics import PAPER_HEURISTICS
+
+    bounds, results = m["members"][0]["bounds"], m["results"]
+    sources = bounds["upper_candidates"]
+    set_by = [s["set_by"] for s in sources]
+    assert all(set(s) == {"set_by", "kind", "value"} for s in sources)
+    agents = [a["file"] for a in m["example_agents"] if "skipped" not in a]
+    skipped = [a["file"] for a in m["example_agents"] if "skipped" in a]
+    assert sorted(agents + skipped) == sorted(recipes.EXAMPLE_AGENTS)
+    assert "agents/examples/heuristic_agent.py" in agents  # it lists the v2 tasks
+    assert "agents/examples/random_agent.py" in skipped  # it does not
+    assert set_by == [
+        "human_proxy self-play",
+        "bc_partner",
+        *PAPER_HEURISTICS[task_id],
+        *agents,
+    ]
+    assert sources[0]["value"] == results["human_proxy"]["self_play_return"]
+    assert sources[1]["value"] == results["human_proxy_with_bc_partner"]["return"]
+    # the bound by a plain loop: the highest value, named by the first source reaching it
+    best = sources[0]
+    for s in sources[1:]:
+        if s["value"] > best["value"]:
+            best = s
+    assert bounds["upper"] == best["value"] >= results["human_proxy"]["self_play_return"] > 0
+    assert (bounds["upper_set_by"], bounds["upper_set_by_kind"]) == (best["set_by"], best["kind"])
+    assert bounds["raised_by"] == pytest.approx(bounds["upper"] - bounds["self_play_return"])
+    assert sets.load_set(task_id, m["version"]).upper[0] == bounds["upper"]
+    returns = m["partner_returns"]
+    assert returns["rows"] == set_by and returns["cols"] == ["human_proxy"]
+    assert [r[0] for r in returns["mean_return"]] == pytest.approx([s["value"] for s in sources])
+    assert "Bounds v2" in m["bounds_procedure"] and "human-proxy-v1" in m["bounds_procedure"]
 
 
 @pytest.mark.parametrize("layout", oc.LAYOUTS)
