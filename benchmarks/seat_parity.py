@@ -101,7 +101,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", required=True, help="e.g. overcooked-forced_coord-v2")
     parser.add_argument("--ippo", type=Path, help="IPPO run folder (team vs itself)")
-    parser.add_argument("--ego", type=Path, help="ego policy file")
+    parser.add_argument("--ego", type=Path, help="ego policy file or heuristic name (random)")
     parser.add_argument("--partners", default="", help="IPPO run folders and/or heuristics")
     parser.add_argument("--episodes", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
@@ -122,7 +122,10 @@ def main() -> None:
         mean1 = float(np.mean([r["seat1"] for r in rows.values()]))
         result["ippo"] = {"pairings": rows, "parity": parity(mean0, mean1)}
     if args.ego:
-        ego = (args.ego.name, load_policy(args.ego))
+        if args.ego.is_file():
+            ego = (args.ego.name, load_policy(args.ego))
+        else:  # a heuristic's name, e.g. `random` for the floor
+            ego = (str(args.ego), (make_heuristic(args.task, str(args.ego)), None))
         rows = {}
         for partner in partner_list(args.task, args.partners):
             rets = pair_returns(args.task, ego, partner, args.episodes, args.seed)
