@@ -75,11 +75,18 @@ def tables() -> str:
             lines.append("")
             lines.append("Pruned candidates:")
             lines.append("")
-            for p in manifest["pruned"]:
-                numbers = ", ".join(f"{k} {v:.3g}" for k, v in p.items() if isinstance(v, float))
-                lines.append(f"- {p['name']}: {p['reason']} ({numbers})")
+            lines += _pruned_lines(manifest["pruned"])
         lines.append("")
     return "\n".join(lines)
+
+
+def _pruned_lines(pruned: list[dict]) -> list[str]:
+    """One bullet per pruned candidate: its name, the reason and the numbers behind it."""
+    out = []
+    for p in pruned:
+        numbers = ", ".join(f"{k} {v:.3g}" for k, v in p.items() if isinstance(v, float))
+        out.append(f"- {p['name']}: {p['reason']} ({numbers})")
+    return out
 
 
 def _fmt(x: float | None) -> str:
@@ -182,9 +189,7 @@ def tables_v2(task_id: str, folder: Path | None = None) -> str:
     if manifest["pruned"]:
         lines.append("## Pruned candidates")
         lines.append("")
-        for p in manifest["pruned"]:
-            numbers = ", ".join(f"{k} {v:.3g}" for k, v in p.items() if isinstance(v, float))
-            lines.append(f"- {p['name']}: {p['reason']} ({numbers})")
+        lines += _pruned_lines(manifest["pruned"])
         lines.append("")
     return "\n".join(lines)
 
