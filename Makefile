@@ -6,7 +6,16 @@ STAMP  := $(VENV)/.installed
 SB3_STAMP := $(VENV)/.installed-sb3
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: demo test test-slow lint bench install clean
+.PHONY: demo test test-slow lint bench install clean sandbox
+
+# Agent files run in a bubblewrap sandbox (docs/agent_files.md). Installed where missing and
+# apt-get can (root on Debian/Ubuntu); elsewhere a message names the fix, and `evaluate` says
+# the same if it cannot start the sandbox.
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	  { apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null 2>&1 || \
+	    { apt-get update -qq && apt-get install -y -qq --no-install-recommends bubblewrap; }; }; } || \
+	  echo "warning: bubblewrap (bwrap) is not installed and could not be installed here; install it (e.g. sudo apt-get install bubblewrap): aht-bench evaluate runs agent files in its sandbox" >&2
 
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
@@ -20,12 +29,12 @@ $(SB3_STAMP): $(STAMP)
 	$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[dev,sb3]'
 	touch $(SB3_STAMP)
 
-install: $(STAMP)
+install: $(STAMP) sandbox
 
 # Evaluate the example agents against the published heldout v1 teammate sets (plain agents step
 # by step with 4 (Overcooked) or 16 (LBF) episodes per teammate and seat to stay quick; the JAX
 # agents jitted with 64).
-demo: $(STAMP)
+demo: $(STAMP) sandbox
 	$(BIN)/aht-bench evaluate agents/examples/random_agent.py --task cramped_room --episodes 4 --out demo/random_agent-cramped_room.json
 	$(BIN)/aht-bench evaluate agents/examples/heuristic_agent.py --task cramped_room --out demo/heuristic_agent-cramped_room.json
 	$(BIN)/aht-bench compare demo/heuristic_agent-cramped_room.json demo/random_agent-cramped_room.json --out demo/compare-cramped_room.png
@@ -33,11 +42,11 @@ demo: $(STAMP)
 	$(BIN)/aht-bench evaluate agents/examples/scripted_agent.py --task lbf --episodes 16 --out demo/scripted_agent-lbf.json
 	$(BIN)/aht-bench compare demo/jax_mlp_agent-lbf.json demo/scripted_agent-lbf.json --out demo/compare-lbf.png
 
-test: $(SB3_STAMP)
+test: $(SB3_STAMP) sandbox
 	$(BIN)/python -m pytest -q
 
 # pytest exits 5 when no test is marked slow yet; that is not a failure
-test-slow: $(SB3_STAMP)
+test-slow: $(SB3_STAMP) sandbox
 	$(BIN)/python -m pytest -q -m slow; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
 
 lint: $(STAMP)

@@ -190,8 +190,14 @@ def _agent_failed(error: Exception, code: int, debug: bool) -> click.exceptions.
 @click.option(
     "--no-isolate",
     is_flag=True,
-    help="Run the agent in this process (faster to start; a crash or hang takes aht-bench "
-    "down with it).",
+    help="Run the agent in this process (trusted code only; faster to start; a crash or hang "
+    "takes aht-bench down with it).",
+)
+@click.option(
+    "--no-sandbox",
+    is_flag=True,
+    help="Run the agent in a separate process with the time limits but without the bubblewrap "
+    "sandbox (trusted code only).",
 )
 @click.option(
     "--load-timeout",
@@ -224,6 +230,7 @@ def check_agent(
     teammate: str,
     seed: int,
     no_isolate: bool,
+    no_sandbox: bool,
     load_timeout: float,
     step_timeout: float,
     total_timeout: float | None,
@@ -233,9 +240,11 @@ def check_agent(
     """Load the agent file AGENT and play a few episodes of --task with it.
 
     Checks that AGENT follows the agent-file interface (docs/agent_files.md), runs it in a
-    separate process with time limits, prints each episode's base return and "agent OK".
+    bubblewrap sandbox with time and memory limits (as `evaluate` does), prints each episode's
+    base return and "agent OK".
     """
     from aht_bench.policies.agent_file import AgentLoadError, AgentRuntimeError, check_agent_path
+    from aht_bench.policies.sandbox import SandboxUnavailableError
 
     try:
         path = check_agent_path(agent)
@@ -255,6 +264,7 @@ def check_agent(
         "step_timeout": step_timeout,
         "total_timeout": total_timeout,
         "echo_output": agent_output,
+        "sandbox": not no_sandbox,
     }
     try:
         env = EgoEnv(task_id, teammate=partner, seat=seat)
@@ -263,6 +273,9 @@ def check_agent(
         raise _agent_failed(e, EXIT_AGENT_LOAD, debug) from None
     except AgentRuntimeError as e:
         raise _agent_failed(e, EXIT_AGENT_RUNTIME, debug) from None
+    except SandboxUnavailableError as e:
+        click.echo(f"error: {e}", err=True)
+        raise click.exceptions.Exit(EXIT_USAGE) from None
     except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
         raise
     except Exception as e:
@@ -495,7 +508,8 @@ def _play_agent_file(
         how, has_jax = "in this process", agent.jax is not None
     else:
         agent = IsolatedAgent(path, env.task_id, env.seat, seed=seed, spec=spec, **isolate)
-        how, has_jax = f"isolated in process {agent.pid}", bool(agent.info.get("has_jax"))
+        where = "sandboxed" if agent.sandboxed else "isolated"
+        how, has_jax = f"{where} in process {agent.pid}", bool(agent.info.get("has_jax"))
     click.echo(
         f"loaded {path.name} ({agent.kind}{', with a JAX policy' if has_jax else ''}) "
         f"{how} in {time.perf_counter() - start:.1f}s"
@@ -766,28 +780,47 @@ def _result_paths(
 @click.option(
     "--isolate",
     is_flag=True,
-    help="Run the agent in a separate process with time limits (step by step, even a JAX "
-    "policy): a crash or hang becomes an error message.",
+    help="Play step by step through the agent's act(obs) in its worker even when it has a "
+    "JAX policy (the runner of records made with --isolate before).",
+)
+@click.option(
+    "--no-sandbox",
+    is_flag=True,
+    help="Run the agent in a separate process with the limits but without the bubblewrap "
+    "sandbox (where bwrap cannot run; trusted code only).",
+)
+@click.option(
+    "--in-process",
+    is_flag=True,
+    help="Run the agent's code in this process: trusted code only, no limits; the record is "
+    "marked so and the leaderboard refuses it.",
 )
 @click.option(
     "--load-timeout",
     type=click.FloatRange(min=0, min_open=True),
     default=60.0,
     show_default=True,
-    help="Seconds the agent file may take to load (--isolate).",
+    help="Seconds the agent file may take to load.",
 )
 @click.option(
     "--step-timeout",
     type=click.FloatRange(min=0, min_open=True),
     default=5.0,
     show_default=True,
-    help="Seconds one act(obs) or reset() may take (--isolate).",
+    help="Seconds one act(obs) or reset() may take.",
 )
 @click.option(
     "--total-timeout",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
-    help="Seconds the agent may run in all, per seating (--isolate; default: no limit).",
+    help="Seconds the agent may run in all, per seating (default: no limit).",
+)
+@click.option(
+    "--memory-limit",
+    type=click.FloatRange(min=0.1),
+    default=8.0,
+    show_default=True,
+    help="GiB of memory the agent's process may use.",
 )
 @click.option(
     "--reps",
@@ -808,9 +841,12 @@ def evaluate(
     seed: int,
     out: Path | None,
     isolate: bool,
+    no_sandbox: bool,
+    in_process: bool,
     load_timeout: float,
     step_timeout: float,
     total_timeout: float | None,
+    memory_limit: float,
     reps: int,
     no_plot: bool,
     no_progress: bool,
@@ -823,7 +859,10 @@ def evaluate(
     task. Each return is normalised by the member's bounds, (R - lower) / (upper - lower);
     the mean, IQM, median and worst case come with stratified bootstrap 95% CIs (rliable).
     Prints a table per member and the aggregates, and writes a result record (JSON) and a
-    bar plot (PNG). A file with a JAX policy runs jitted; others step by step.
+    bar plot (PNG). The agent's code runs in a bubblewrap sandbox (no network, no access to
+    your files or the heldout sets, nothing left running after it) with time and memory
+    limits; a JAX policy is handed over compiled and runs jitted, any other agent step by
+    step.
 
     Several AGENT files are the independently trained seeds of one agent (one task; not
     with --task all): each plays the same episodes, and the CIs are over the seeds (the
@@ -843,6 +882,7 @@ def evaluate(
     from aht_bench.evaluation.gym_runner import UnsupportedSeatingError
     from aht_bench.evaluation.sets import TeammateSetError, TeammateSetIntegrityError, load_set
     from aht_bench.policies.agent_file import AgentLoadError, AgentRuntimeError, check_agent_path
+    from aht_bench.policies.sandbox import SandboxUnavailableError
 
     try:
         paths = [check_agent_path(a) for a in agent]
@@ -866,11 +906,19 @@ def evaluate(
             f"with --task all, --out is a folder (one <task_id>.json per task), not {out}",
             param_hint="--out",
         )
+    if in_process and (no_sandbox or isolate):
+        raise click.BadParameter(
+            "--in-process runs the agent in this process; it cannot be combined with "
+            "--no-sandbox or --isolate (both run it in a worker)",
+            param_hint="--in-process",
+        )
+    isolation = "in-process" if in_process else "process" if no_sandbox else "sandbox"
     limits = {
         "load_timeout": load_timeout,
         "step_timeout": step_timeout,
         "total_timeout": total_timeout,
         "echo_output": agent_output,
+        "memory_limit": int(memory_limit * 1024**3),
     }
     for task_id in task_ids:
         bar = _Progress(not no_progress, "playing")
@@ -891,7 +939,11 @@ def evaluate(
                     "jax": "jitted JAX path",
                     "python": "step by step in this process",
                     "python-isolated": "step by step in a separate process",
-                }[runner]
+                }[runner] + {
+                    "sandbox": " (agent code sandboxed)",
+                    "process": " (agent code in a separate process, NOT sandboxed)",
+                    "in-process": " (agent code in this process, NOT sandboxed)",
+                }[isolation]
                 jax_note = ", with a JAX policy" if runner == "jax" else ""
                 seed_note = f"seed {index}: " if len(paths) > 1 else ""
                 bar.close()  # a line between two seeds' progress, not inside the bar
@@ -905,6 +957,7 @@ def evaluate(
                 num_episodes=episodes,
                 seed=seed,
                 isolate=isolate,
+                isolation=isolation,
                 limits=limits,
                 reps=reps,
                 progress=bar,
@@ -933,6 +986,10 @@ def evaluate(
         except AgentRuntimeError as e:
             bar.close()
             raise _agent_failed(e, EXIT_AGENT_RUNTIME, debug) from None
+        except SandboxUnavailableError as e:
+            bar.close()
+            click.echo(f"error: {e}", err=True)
+            raise click.exceptions.Exit(EXIT_USAGE) from None
         except KeyboardInterrupt:
             bar.close()
             click.echo("interrupted; no result written for this task", err=True)
@@ -1089,8 +1146,9 @@ def heldout() -> None:
     "--version",
     default="v1",
     show_default=True,
-    help="Set version: v1 (IPPO, BRDiv and heuristic members), human-proxy-v1 (on the v1 "
-    "Overcooked tasks) or human-proxy-v2 (on the v2 ones).",
+    help="Set version: v1 (IPPO, BRDiv and heuristic members), v2 (the same on lbf-v1 and "
+    "the v2 Overcooked tasks, with Bounds v2), human-proxy-v1 (on the v1 Overcooked tasks) or "
+    "human-proxy-v2 (on the v2 ones).",
 )
 @click.option(
     "--out",
@@ -1132,8 +1190,15 @@ def heldout_build(
         click.echo("interrupted; nothing was published (trained pieces stay cached)", err=True)
         raise click.exceptions.Exit(EXIT_SIGINT) from None
     if out is None:
+        from aht_bench.evaluation.pins import pin_line, read_lock_file
+
         added = ho.lock_new(folder)
         click.echo(f"locked {added} files in {ho.lock_path(folder)}")
+        click.echo(
+            "to publish it, pin its lock: add this line to PINNED in "
+            "aht_bench/evaluation/pins.py (until then it loads as a development set)\n"
+            + pin_line(task_id, version, read_lock_file(ho.lock_path(folder)))
+        )
 
 
 @heldout.command("list")
@@ -1184,11 +1249,16 @@ def heldout_show(task_id: str, version: str) -> None:
 
 @heldout.command("verify")
 def heldout_verify() -> None:
-    """Check every file of every published set against its lock (heldout/<task_id>/<version>.sha256)
-    and load each set;
-    exit code 5 naming the files if anything differs."""
+    """Check every published set's lock against the digest pinned in aht-bench, every file
+    against its lock (heldout/<task_id>/<version>.sha256), and load each set; exit code 5 naming
+    the files if anything differs or a pinned set is missing."""
     from aht_bench import heldout as ho
 
+    for key, line in ho.unpinned_sets():
+        click.echo(
+            f"note: {key} is locked but not pinned in aht_bench/evaluation/pins.py: not a "
+            f"published set (it loads as a development set); to publish it, add\n{line}"
+        )
     problems = ho.verify()
     if problems:
         for p in problems:

@@ -5,11 +5,18 @@
     record = evaluate_policy(policy, params, eval_set, name="my policy")     # a JAX policy
     matrix = cross_play(task_id, rows, cols, seatings, num_episodes=64, seed=0)
 
-An agent file with a JAX policy (`policy` + `params` or `jax_policy(task_id)`) runs on the
-jitted path (`rollout.play`); any other on the step-by-step Gymnasium path
-(`gym_runner.play_python`), in this process or, with `isolate=True`, in a child process with
-time limits (`IsolatedAgent`; then even a JAX policy runs step by step, in the child). Every
-member plays `num_episodes` episodes in each seating of the set. The returns are BRProx
+An agent file's Python runs where `isolation` says: "sandbox" (the default: a child process
+inside bubblewrap, `aht_bench.policies.sandbox`, with time, memory and output limits), "process"
+(a child process with those limits, no sandbox) or "in-process" (this process: trusted code
+only; records say so and the leaderboard refuses them). A record's `agent.isolation` says which
+("policy-file" for a saved policy, which runs no user code). Nothing the agent returns is trusted
+but its actions: an agent with a JAX policy (`policy` + `params` or `jax_policy(task_id)`)
+hands it over as compiled code (`IsolatedAgent.export_jax`), which runs on the jitted path
+here (`rollout.play`); any other plays on the step-by-step Gymnasium path
+(`gym_runner.play_python`), one `act` per step across the process boundary; with
+`isolate=True` even a JAX policy plays step by step. A saved policy file (.safetensors + card)
+runs no user code and loads here. Every member plays `num_episodes` episodes in each seating
+of the set. The returns are BRProx
 normalised with the set's bounds and aggregated with stratified bootstrap CIs (`scores`), and
 the result comes back as a result record (`record`).
 
@@ -49,6 +56,7 @@ from aht_bench.evaluation.record import (
 )
 from aht_bench.evaluation.sets import EvaluationSet
 from aht_bench.policies.agent_file import (
+    POLICY_SUFFIX,
     AgentLoadError,
     AgentRuntimeError,
     check_agent_path,
@@ -58,6 +66,8 @@ from aht_bench.policies.agent_file import (
 from aht_bench.policies.population import TeammateSet
 
 DEFAULT_EPISODES = 64
+ISOLATIONS = ("sandbox", "process", "in-process")
+"""Where an agent file's Python runs; see the module docstring."""
 # progress(done, total, label): `done` units of `total` finished (units: episode steps on the
 # step-by-step path, members on the jitted path).
 Progress = Callable[[int, int, str], None]
@@ -204,6 +214,7 @@ def build_seeds_record(
     files: list[dict[str, Any]],
     runner: str,
     eval_set: EvaluationSet,
+    isolation: str | None = None,
     returns: np.ndarray,
     num_episodes: int,
     seed: int,
@@ -225,7 +236,8 @@ def build_seeds_record(
         "package_version": __version__,
         "libraries": library_versions(),
         "task_id": eval_set.task_id,
-        "agent": {"files": files, "runner": runner},
+        "agent": {"files": files, "runner": runner}
+        | ({} if isolation is None else {"isolation": isolation}),
         "teammate_set": _set_block(eval_set),
         "protocol": {
             "runs": RUNS_SEEDS,
@@ -292,6 +304,7 @@ def evaluate_agent_file(
     num_episodes: int = DEFAULT_EPISODES,
     seed: int = 0,
     isolate: bool = False,
+    isolation: str = "sandbox",
     limits: dict[str, Any] | None = None,
     reps: int = scores.DEFAULT_REPS,
     progress: Progress | None = None,
@@ -300,14 +313,15 @@ def evaluate_agent_file(
     """The result record of the agent file `path` against `eval_set`; see the module docstring.
 
     `limits` are `IsolatedAgent` keyword arguments (load/step/total/boot timeouts,
-    echo_output) used with `isolate`. `on_loaded(kind, runner)` is called once the agent is
-    loaded (before the episodes).
+    echo_output, memory_limit) used unless `isolation` is "in-process". `on_loaded(kind,
+    runner)` is called once the agent is loaded (before the episodes).
     """
     start = time.perf_counter()
+    _check_isolation(isolation, isolate)
     p = check_agent_path(path)
     sha = file_sha256(p)
     returns, agent_info = _play_agent_file(
-        p, eval_set, num_episodes, seed, isolate, limits, progress, on_loaded
+        p, eval_set, num_episodes, seed, isolate, isolation, limits, progress, on_loaded
     )
     agent = {"file": p.name, "sha256": sha} | agent_info
     return build_record(
@@ -319,6 +333,13 @@ def evaluate_agent_file(
         reps=reps,
         meta=_meta(start, p),
     )
+
+
+def _check_isolation(isolation: str, isolate: bool) -> None:
+    if isolation not in ISOLATIONS:
+        raise ValueError(f"isolation must be one of {', '.join(ISOLATIONS)}, got {isolation!r}")
+    if isolate and isolation == "in-process":
+        raise ValueError("isolate=True (step by step in a worker) needs a worker: not in-process")
 
 
 def check_seed_files(paths: list[Path]) -> None:
@@ -347,6 +368,7 @@ def evaluate_agent_files(
     num_episodes: int = DEFAULT_EPISODES,
     seed: int = 0,
     isolate: bool = False,
+    isolation: str = "sandbox",
     limits: dict[str, Any] | None = None,
     reps: int = scores.DEFAULT_REPS,
     progress: Progress | None = None,
@@ -370,14 +392,17 @@ def evaluate_agent_files(
             num_episodes=num_episodes,
             seed=seed,
             isolate=isolate,
+            isolation=isolation,
             limits=limits,
             reps=reps,
             progress=progress,
             on_loaded=single,
         )
     start = time.perf_counter()
+    _check_isolation(isolation, isolate)
     check_seed_files(files)
     runners: list[str] = []
+    isolations: list[str] = []
     entries: list[dict[str, Any]] = []
     returns = []
     for i, p in enumerate(files):
@@ -399,16 +424,20 @@ def evaluate_agent_files(
             num_episodes,
             seed,
             isolate,
+            isolation,
             limits,
             _seed_progress(progress, i, len(files)),
             loaded,
         )
         runners.append(info["runner"])
+        isolations.append(info["isolation"])
         entries.append({"file": p.name, "sha256": file_sha256(p), "kind": info["kind"]})
         returns.append(played)
     return build_seeds_record(
         files=entries,
         runner=runners[0],
+        # "policy-file" only if every file is one; else what the .py files ran in
+        isolation=next((i for i in isolations if i != "policy-file"), isolations[0]),
         eval_set=eval_set,
         returns=np.stack(returns),
         num_episodes=num_episodes,
@@ -444,11 +473,13 @@ def _play_agent_file(
     num_episodes: int,
     seed: int,
     isolate: bool,
+    isolation: str,
     limits: dict[str, Any] | None,
     progress: Progress | None,
     on_loaded: Callable[[str, str], None] | None,
 ) -> tuple[np.ndarray, dict[str, Any]]:
-    """(returns (members, seatings, episodes), {"kind", "runner"}) of the agent file `p`."""
+    """(returns (members, seatings, episodes), {"kind", "runner", "isolation"}) of the agent
+    file `p`; see the module docstring."""
     task_id = eval_set.task_id
     first_seat = eval_set.seatings[0][0]
     specs: dict[int, Any] = {}
@@ -459,51 +490,62 @@ def _play_agent_file(
         return specs[seat]
 
     total_steps = _total_steps(eval_set, num_episodes)
-    if isolate:
-        from aht_bench.policies.isolated import IsolatedAgent
+    who = f"agent file {p.name}"
+    if p.suffix == POLICY_SUFFIX or isolation == "in-process":
+        # a policy file runs none of the user's code: its loader is ours (safetensors + card)
+        where = "policy-file" if p.suffix == POLICY_SUFFIX else "in-process"
+        loaded = load_agent_file(p, task_id, first_seat, seed=seed, spec=spec(first_seat))
+        if loaded.jax is not None and not isolate:
+            if on_loaded is not None:
+                on_loaded(loaded.kind, "jax")
+            policy, params = loaded.jax
+            returns = _play_jax(policy, params, eval_set, num_episodes, seed, who, progress)
+            return returns, {"kind": loaded.kind, "runner": "jax", "isolation": where}
+        if on_loaded is not None:
+            on_loaded(loaded.kind, "python")
 
-        kind_seen: list[str] = []
+        def make_in_process(seat: int) -> Any:
+            if seat == first_seat:
+                return loaded
+            return load_agent_file(p, task_id, seat, seed=seed, spec=spec(seat))
 
-        def make_isolated(seat: int) -> Any:
-            agent = IsolatedAgent(p, task_id, seat, seed=seed, spec=spec(seat), **(limits or {}))
-            if not kind_seen:
-                kind_seen.append(str(agent.kind))
-                if on_loaded is not None:
-                    on_loaded(str(agent.kind), "python-isolated")
-            return agent
+        returns = play_python(
+            make_in_process, eval_set, num_episodes, seed, _steps_progress(progress, total_steps)
+        )
+        return returns, {"kind": loaded.kind, "runner": "python", "isolation": where}
 
+    from aht_bench.policies.isolated import DEFAULT_MAX_OUTPUT, IsolatedAgent, OutputBudget
+
+    options: dict[str, Any] = dict(limits or {}) | {"sandbox": isolation == "sandbox"}
+    # one output bound for the whole evaluation, not one per seating's worker
+    options["max_output"] = OutputBudget(options.get("max_output", DEFAULT_MAX_OUTPUT))
+    first = IsolatedAgent(p, task_id, first_seat, seed=seed, spec=spec(first_seat), **options)
+    kind = str(first.kind)
+    if first.info.get("has_jax") and not isolate:
+        try:
+            policy, params = first.export_jax()
+        finally:
+            first.close()
+        if on_loaded is not None:
+            on_loaded(kind, "jax")
+        returns = _play_jax(policy, params, eval_set, num_episodes, seed, who, progress)
+        return returns, {"kind": kind, "runner": "jax", "isolation": isolation}
+    if on_loaded is not None:
+        on_loaded(kind, "python-isolated")
+    pending = [first]
+
+    def make_isolated(seat: int) -> Any:
+        if pending and seat == first_seat:
+            return pending.pop()
+        return IsolatedAgent(p, task_id, seat, seed=seed, spec=spec(seat), **options)
+
+    try:
         returns = play_python(
             make_isolated, eval_set, num_episodes, seed, _steps_progress(progress, total_steps)
         )
-        return returns, {
-            "kind": kind_seen[0] if kind_seen else None,
-            "runner": "python-isolated",
-        }
-    loaded = load_agent_file(p, task_id, first_seat, seed=seed, spec=spec(first_seat))
-    if loaded.jax is not None:
-        if on_loaded is not None:
-            on_loaded(loaded.kind, "jax")
-        policy, params = loaded.jax
-        returns = _play_jax(
-            policy, params, eval_set, num_episodes, seed, f"agent file {p.name}", progress
-        )
-        return returns, {"kind": loaded.kind, "runner": "jax"}
-    if on_loaded is not None:
-        on_loaded(loaded.kind, "python")
-
-    def make_in_process(seat: int) -> Any:
-        if seat == first_seat:
-            return loaded
-        return load_agent_file(p, task_id, seat, seed=seed, spec=spec(seat))
-
-    returns = play_python(
-        make_in_process,
-        eval_set,
-        num_episodes,
-        seed,
-        _steps_progress(progress, total_steps),
-    )
-    return returns, {"kind": loaded.kind, "runner": "python"}
+    finally:
+        first.close()
+    return returns, {"kind": kind, "runner": "python-isolated", "isolation": isolation}
 
 
 def _total_steps(eval_set: EvaluationSet, num_episodes: int) -> int:

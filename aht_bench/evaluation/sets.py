@@ -21,6 +21,12 @@ App. A); `lbf-4p-v1` seats the agent in 0 and 1 and the members in 2 and 3.
 Sets whose `version` is `dev` are development sets (heuristic members, bounds from short CPU
 best-response runs), not the published heldout sets; their manifest says so.
 
+Published sets are pinned in the package (`pins`): a set under heldout/<task_id>/<version>/
+whose version is pinned loads only if its lock's digest is the pinned one and the lock lists
+the manifest's sha256, so a set whose files and lock were rewritten together fails its
+integrity check; a `vN` or `human-proxy-vN` folder that is not pinned (built here and not
+published, or edited) is treated as a development set and is not a default.
+
 May import numpy, the standard library, aht_bench.files, aht_bench.envs and aht_bench.policies.
 """
 
@@ -36,6 +42,13 @@ from typing import Any
 
 import numpy as np
 
+from aht_bench.evaluation.pins import (
+    PINNED,
+    LockFormatError,
+    lock_digest,
+    pin_key,
+    read_lock_file,
+)
 from aht_bench.policies.population import TeammateSet
 
 MANIFEST = "manifest.json"
@@ -99,6 +112,7 @@ class EvaluationSet:
     seatings: tuple[tuple[int, ...], ...]  # the agent's seats in each seating
     manifest_sha256: str | None = None  # None for sets built in memory
     manifest: dict[str, Any] | None = None  # the parsed manifest (None in memory)
+    pinned: bool = False  # a published set whose lock matches the package's pin (`pins`)
 
     def __post_init__(self) -> None:
         m = self.teammates.size
@@ -125,7 +139,16 @@ class EvaluationSet:
 
     @property
     def is_development(self) -> bool:
-        return bool(self.manifest and self.manifest.get("version") == "dev")
+        """A development set: version `dev`, or a published-looking version that is not pinned
+        in this package (see the module docstring)."""
+        version = str((self.manifest or {}).get("version", ""))
+        return version == "dev" or (looks_published(version) and not self.pinned)
+
+
+def looks_published(version: str) -> bool:
+    """`vN` or `human-proxy-vN`: the names published heldout sets take."""
+    tail = version.removeprefix("human-proxy-")
+    return tail[:1] == "v" and tail[1:].isdigit()
 
 
 def heldout_root() -> Path:
@@ -146,13 +169,16 @@ def available_sets(task_id: str) -> list[str]:
 
 def published_versions(task_id: str) -> list[str]:
     """The published heldout versions of `task_id` ("v1", "v2", ...: a `vN` folder with its lock
-    file `vN.sha256` beside it), oldest first; development and human-proxy sets are not
-    listed."""
+    file `vN.sha256` beside it, pinned in `pins`), oldest first; development and human-proxy
+    sets are not listed."""
     folder = heldout_root() / task_id
     found = [
         v
         for v in available_sets(task_id)
-        if v[:1] == "v" and v[1:].isdigit() and (folder / f"{v}.sha256").is_file()
+        if v[:1] == "v"
+        and v[1:].isdigit()
+        and (folder / f"{v}.sha256").is_file()
+        and pin_key(task_id, v) in PINNED
     ]
     return sorted(found, key=lambda v: int(v[1:]))
 
@@ -333,6 +359,59 @@ def _bound(member: dict[str, Any], key: str, folder: Path) -> float:
     return value
 
 
+def check_pin(task_id: str, folder: Path, manifest_digest: str) -> bool:
+    """Whether the set in `folder` is a pinned published set (see the module docstring); a
+    pinned version whose lock or manifest does not match is a `TeammateSetIntegrityError`."""
+    home = heldout_root() / task_id
+    if folder.resolve().parent != home.resolve():
+        return False
+    key = pin_key(task_id, folder.name)
+    if key not in PINNED:
+        return False
+    lock = home / f"{folder.name}.sha256"
+    fix = "restore heldout/ from the repository (`aht-bench heldout verify` lists what changed)"
+    try:
+        entries = read_lock_file(lock)
+    except OSError:
+        raise TeammateSetIntegrityError(
+            f"{lock} is missing: the published set {key} cannot be verified; {fix}"
+        ) from None
+    except LockFormatError as e:
+        raise TeammateSetIntegrityError(f"{e}; {fix}") from None
+    if lock_digest(entries) != PINNED[key]:
+        raise TeammateSetIntegrityError(
+            f"the lock of the published set {key} does not match the digest pinned in this "
+            f"aht-bench (aht_bench/evaluation/pins.py): its files and lock were changed together; "
+            f"{fix}"
+        )
+    if entries.get(f"{key}/{MANIFEST}") != manifest_digest:
+        raise TeammateSetIntegrityError(
+            f"the manifest of the published set {key} is not the one its pinned lock lists; {fix}"
+        )
+    return True
+
+
+def check_published_files(task_id: str, folder: Path) -> None:
+    """Every file of the pinned published set in `folder` against its lock (after `check_pin`):
+    a `TeammateSetIntegrityError` naming the first file missing or changed."""
+    key = pin_key(task_id, folder.name)
+    entries = read_lock_file(heldout_root() / task_id / f"{folder.name}.sha256")
+    root = heldout_root()
+    for rel, digest in sorted(entries.items()):
+        path = root / rel
+        try:
+            actual = _sha256(path.read_bytes())
+        except OSError:
+            raise TeammateSetIntegrityError(
+                f"{rel} of the published set {key} is missing; restore heldout/ from the repository"
+            ) from None
+        if actual != digest:
+            raise TeammateSetIntegrityError(
+                f"{rel} of the published set {key} does not match its lock (changed or "
+                "corrupted); restore heldout/ from the repository"
+            )
+
+
 def load_set(task: str, name: str | os.PathLike[str] = "v1") -> EvaluationSet:
     """The teammate set `name` (a version such as "v1" or "dev", or a set folder) for `task`."""
     from aht_bench import envs
@@ -340,6 +419,7 @@ def load_set(task: str, name: str | os.PathLike[str] = "v1") -> EvaluationSet:
     task_id = envs.resolve(task)
     folder = resolve_set_folder(task_id, name)
     manifest, digest = read_manifest(folder)
+    pinned = check_pin(task_id, folder, digest)
     if manifest.get("task_id") != task_id:
         raise TeammateSetError(
             f"the set in {folder} is for {manifest.get('task_id')!r}, not {task_id}; pass "
@@ -365,4 +445,5 @@ def load_set(task: str, name: str | os.PathLike[str] = "v1") -> EvaluationSet:
         seatings=seatings,
         manifest_sha256=digest,
         manifest=manifest,
+        pinned=pinned,
     )

@@ -13,9 +13,12 @@ development sets, not published): `manifest.json` (members, kinds, weight files 
 bounds with provenance, the best-response cross-play matrix, the recipe that built it),
 `manifest.sha256`, and the weights. Its lock `heldout/<task_id>/<version>.sha256`, written once
 when the set is published, holds the sha256 of every file of the set (`sha256sum -c` format,
-run from heldout/); `verify` checks every file against the locks, refuses unlisted files in a
-published folder, and loads every set (manifest and weight hashes again). Published sets are
-immutable: publishing adds files, it never edits one (`lock_new` refuses to rewrite a lock).
+run from heldout/), and the lock's digest is pinned in the package
+(`aht_bench.evaluation.pins`), so rewriting files and lock together is caught too; `verify`
+checks every lock against its pin and every file against its lock, refuses unlisted files in a
+published folder and published sets missing, and loads every set (manifest and weight hashes
+again). Published sets are immutable: publishing adds files, it never edits one (`lock_new`
+refuses to rewrite a lock) and adds one line to the pins.
 
 `build` (in `aht_bench.heldout.build`) makes a set from its recipe (`aht_bench.heldout.recipes`);
 `aht_bench.heldout.human` builds the human-proxy sets.
@@ -29,6 +32,14 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from aht_bench.evaluation.pins import (
+    PINNED,
+    LockFormatError,
+    lock_digest,
+    pin_key,
+    pin_line,
+    read_lock_file,
+)
 from aht_bench.evaluation.sets import (
     MANIFEST,
     EvaluationSet,
@@ -58,6 +69,7 @@ __all__ = [
     "lock_new",
     "member",
     "published_sets",
+    "unpinned_sets",
     "verify",
 ]
 
@@ -150,15 +162,10 @@ def lock_path(folder: Path) -> Path:
 
 
 def _read_lock_file(path: Path, root: Path) -> dict[str, str]:
-    out = {}
-    for n, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        parts = line.split(None, 1)
-        if len(parts) != 2 or len(parts[0]) != 64:
-            raise TeammateSetIntegrityError(f"{path}:{n} is not a 'sha256  path' line")
-        out[parts[1].strip()] = parts[0]
-    return out
+    try:
+        return read_lock_file(path)
+    except LockFormatError as e:
+        raise TeammateSetIntegrityError(str(e)) from None
 
 
 def read_lock(root: Path | None = None) -> dict[str, str]:
@@ -201,6 +208,50 @@ def lock_new(folder: Path, root: Path | None = None) -> int:
     return len(lock)
 
 
+def _locks(root: Path, folders: list[Path]) -> dict[str, dict[str, str]]:
+    """`<task_id>/<version>` -> lock entries of every locked set folder in `folders`."""
+    out = {}
+    for folder in folders:
+        path = lock_path(folder)
+        if path.is_file():
+            out[pin_key(folder.parent.name, folder.name)] = _read_lock_file(path, root)
+    return out
+
+
+def _pin_problems(root: Path, folders: list[Path]) -> list[str]:
+    """Locks whose digest is not the package's pin; in the checkout's own heldout/, pinned
+    sets that are missing (another root may hold only some sets)."""
+    problems = []
+    locked = _locks(root, folders)
+    checkout = root.resolve() == (Path(__file__).resolve().parents[2] / "heldout").resolve()
+    for key, digest in sorted(PINNED.items()):
+        if key not in locked:
+            if checkout:
+                problems.append(
+                    f"{key}: missing (a published set pinned in aht_bench/evaluation/pins.py)"
+                )
+        elif lock_digest(locked[key]) != digest:
+            problems.append(
+                f"{key}{LOCK_SUFFIX}: its entries do not match the digest pinned in "
+                "aht_bench/evaluation/pins.py (files and lock were changed together)"
+            )
+    return problems
+
+
+def unpinned_sets(root: Path | None = None) -> list[tuple[str, str]]:
+    """(`<task_id>/<version>`, the line that would pin it) of every locked set under `root`
+    that is not pinned in this package: built here, not published by this aht-bench; it loads
+    as a development set."""
+    root = root or heldout_root()
+    locked = _locks(root, published_sets(root))
+    out = []
+    for key, entries in sorted(locked.items()):
+        if key not in PINNED:
+            task_id, version = key.split("/", 1)
+            out.append((key, pin_line(task_id, version, entries)))
+    return out
+
+
 def verify(root: Path | None = None, load_members: bool = True) -> list[str]:
     """Problems found in the published sets (an empty list when all is well).
 
@@ -215,6 +266,7 @@ def verify(root: Path | None = None, load_members: bool = True) -> list[str]:
         if not lock_path(folder).is_file():
             rel = lock_path(folder).relative_to(root).as_posix()
             problems.append(f"{rel} is missing: the published set cannot be verified")
+    problems += _pin_problems(root, folders)
     for rel, digest in sorted(lock.items()):
         path = root / rel
         if not path.is_file():

@@ -114,6 +114,7 @@ def check_entry(
     report.problems += score
     if not score:
         report.passed.append("scores recomputed from the per-episode returns")
+    _check_isolation(payload, report)
     _check_agent(entry, repo or repo_root(), report)
     if payload_sha256(payload) != entry["payload_sha256"]:
         report.problems.append(
@@ -458,13 +459,20 @@ def _seed_file_errors(entry: dict[str, Any], files: list[dict[str, Any]]) -> lis
 
 
 def shipped_versions(task_id: str, heldout: Path) -> list[str]:
-    """The published heldout versions of `task_id` in `heldout` (development sets excluded)."""
+    """The published heldout versions of `task_id` in `heldout`: folders whose version is
+    pinned in the package (`aht_bench.evaluation.pins`); development sets and unpinned
+    folders are not."""
+    from aht_bench.evaluation.pins import PINNED, pin_key
     from aht_bench.evaluation.sets import MANIFEST
 
     folder = heldout / task_id
     if not folder.is_dir():
         return []
-    return sorted(p.name for p in folder.iterdir() if p.name != "dev" and (p / MANIFEST).is_file())
+    return sorted(
+        p.name
+        for p in folder.iterdir()
+        if pin_key(task_id, p.name) in PINNED and (p / MANIFEST).is_file()
+    )
 
 
 def _redo_version(version: str, shipped: list[str]) -> str:
@@ -479,7 +487,13 @@ def _redo_version(version: str, shipped: list[str]) -> str:
 
 
 def _heldout_problems(payload: dict[str, Any], heldout: Path) -> list[Problem]:
-    from aht_bench.evaluation.sets import TeammateSetError, read_manifest
+    from aht_bench.evaluation.sets import (
+        TeammateSetError,
+        check_pin,
+        check_published_files,
+        heldout_root,
+        read_manifest,
+    )
 
     task_id = payload["task_id"]
     ts = payload["teammate_set"]
@@ -513,6 +527,9 @@ def _heldout_problems(payload: dict[str, Any], heldout: Path) -> list[Problem]:
     folder = heldout / task_id / version
     try:
         manifest, digest = read_manifest(folder)
+        if heldout.resolve() == heldout_root().resolve():  # the pins are of the shipped sets
+            check_pin(task_id, folder, digest)
+            check_published_files(task_id, folder)
     except (TeammateSetError, OSError) as e:
         return [
             Problem(
@@ -684,6 +701,29 @@ def _aggregate_point(name: str, matrix: np.ndarray) -> float:
 
 
 # --- agent file ------------------------------------------------------------------------------
+
+UNSANDBOXED = {
+    "in-process": "in the evaluator's own process (--in-process)",
+    "process": "in a separate process without the sandbox (--no-sandbox)",
+}
+
+
+def _check_isolation(payload: dict[str, Any], report: Report) -> None:
+    """A record made with the agent's code outside the sandbox could be the agent's own
+    forgery: refused. Records from before the sandbox carry no `isolation`; only a re-run
+    can vouch for them."""
+    isolation = payload["agent"].get("isolation")
+    if isolation in UNSANDBOXED:
+        report.problems.append(
+            Problem(
+                "isolation",
+                f"the record was made with the agent's code running {UNSANDBOXED[isolation]}, "
+                "where an agent file can rewrite its own score; evaluate it again without that "
+                "flag (the sandbox is the default) and submit that record",
+            )
+        )
+    elif isolation is not None:
+        report.passed.append(f"agent code ran in: {isolation}")
 
 
 def _check_agent(entry: dict[str, Any], repo: Path, report: Report) -> None:

@@ -15,12 +15,18 @@ from native code) lands on stderr and never corrupts a frame.
     worker -> parent  K + JSON {kind, has_jax}  |  E + JSON error
     parent -> worker  A + float32 obs bytes  ->  a + int32 action  |  E + JSON error
     parent -> worker  R                      ->  r                 |  E + JSON error
+    parent -> worker  X + JSON {platform}    ->  x + 4-byte length + JSON info + module
+                                                 + safetensors params  |  E + JSON error
     EOF on the protocol input                ->  the worker exits 0
 
 An error is {"kind": "load" | "runtime", "message": ..., "details": traceback or null}. The
-worker exits by itself when its parent dies (a watchdog thread polls the parent pid).
+worker exits by itself when its parent dies (a watchdog thread polls the parent pid). `X`
+exports the agent's JAX policy (`aht_bench.policies.exported`) so the evaluator can run it
+jitted without running the agent's Python. The L request's "memory_limit" (bytes or null)
+bounds the worker's memory before the agent is imported (`sandbox.apply_limits`).
 
-May import the standard library, numpy and aht_bench.policies.agent_file.
+May import the standard library, numpy, safetensors and aht_bench.policies (agent_file,
+exported, sandbox).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import sys
 import threading
 import time
 import traceback
+from typing import Any
 
 _HEADER = struct.Struct("<I")
 _ACTION = struct.Struct("<i")
@@ -70,6 +77,27 @@ def _watch_parent(parent: int) -> None:
             os._exit(70)  # orphaned: the parent died without closing us
 
 
+def _export(agent: Any, req: dict[str, Any]) -> bytes:
+    """The `x` reply body of the agent's JAX policy (see the protocol)."""
+    from safetensors.numpy import save
+
+    from aht_bench.policies.agent_file import AgentRuntimeError
+    from aht_bench.policies.exported import ExportError, export_policy
+
+    if agent.jax is None:
+        raise AgentRuntimeError(f"agent file {agent.path.name} has no JAX policy to export")
+    import jax
+
+    jax.config.update("jax_threefry_partitionable", bool(req["threefry_partitionable"]))
+    policy, params = agent.jax
+    try:
+        blob, tensors, info = export_policy(policy, params, agent.spec.obs_dim, req["platform"])
+    except ExportError as e:
+        raise AgentRuntimeError(f"agent file {agent.path.name}: {e}") from None
+    head = json.dumps(info | {"module_bytes": len(blob)}).encode()
+    return _HEADER.pack(len(head)) + head + blob + save(tensors)
+
+
 def main() -> int:
     # Take the protocol pipes away from fds 0 and 1 before anything else can print.
     proto_in, proto_out = os.dup(0), os.dup(1)
@@ -79,12 +107,6 @@ def main() -> int:
     os.dup2(2, 1)
     sys.stdin = open(os.devnull)  # lives as long as the process
     sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)  # line-buffered, to stderr
-    try:  # a crashing agent must not leave core files next to the user's work
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    except (ImportError, ValueError, OSError):
-        pass
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
 
     import numpy as np
@@ -105,6 +127,10 @@ def main() -> int:
         _send_error(proto_out, "load", "agent worker: expected a load command")
         return 2
     req = json.loads(body[1:])
+    from aht_bench.policies.sandbox import apply_limits
+
+    # no core files next to the user's work; memory bounded before the agent's code runs
+    apply_limits(req.get("memory_limit"))
     try:
         spec = TaskSpec.from_json(req["spec"])
         agent = load_agent_file(req["path"], spec.task_id, req["seat"], seed=req["seed"], spec=spec)
@@ -137,6 +163,8 @@ def main() -> int:
             elif op == b"R":
                 agent.reset()
                 _send(proto_out, b"r")
+            elif op == b"X":
+                _send(proto_out, b"x" + _export(agent, json.loads(body[1:])))
             else:
                 _send_error(proto_out, "runtime", f"agent worker: unknown command {op!r}")
         except AgentFileError as e:

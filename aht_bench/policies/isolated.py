@@ -1,8 +1,9 @@
-"""Run a user's agent file in a child process, with time limits.
+"""Run a user's agent file in a child process, sandboxed, with time, memory and output limits.
 
     with IsolatedAgent("my_agent.py", "lbf-v1", seat=0, step_timeout=5.0) as agent:
         agent.reset()
         action = agent.act(obs)      # obs float32 (obs_dim,) -> int in [0, num_actions)
+        policy, params = agent.export_jax()   # a JAX agent's policy, to run jitted here
 
 Same API and errors as `aht_bench.policies.agent_file.load_agent_file`, but the agent runs in
 `python -m aht_bench.policies._agent_worker` (protocol in that module), so an agent that hangs,
@@ -22,10 +23,18 @@ context manager, `__del__` and an atexit hook kill the whole group with SIGKILL 
 worker, and every error that ends the worker (timeout, crash) closes it first, so no process
 is left behind. After an error the agent stays closed and raises on every call.
 
-Isolation protects the caller from crashes and hangs, not from malicious code: the agent runs
-with the caller's user, files and network.
+With `sandbox=True` (the default) the worker runs inside bubblewrap (`aht_bench.policies.sandbox`):
+no network, its own PID namespace (nothing it forks outlives it), a read-only view of only the
+files it needs with the heldout sets and the leaderboard masked, a private /tmp, and bounded
+memory (`memory_limit`). What the agent prints is kept to the last 64 KiB and echoed (with
+`echo_output`) up to `max_output` bytes. With `sandbox=False` the worker is only a separate
+process: protection from crashes and hangs, not from malicious code (it runs with the caller's
+user, files and network).
 
-May import the standard library, numpy and aht_bench.policies.agent_file.
+`export_jax()` carries a JAX agent's policy out as compiled code (`exported`), so a JAX agent
+runs jitted in the evaluator while its Python runs only in the sandbox.
+
+May import the standard library, numpy and aht_bench.policies (agent_file, exported, sandbox).
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ import sys
 import threading
 import time
 import weakref
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -56,10 +66,12 @@ from aht_bench.policies.agent_file import (
     check_agent_path,
     task_spec,
 )
+from aht_bench.policies.sandbox import DEFAULT_MEMORY_LIMIT, Sandbox
 
 DEFAULT_BOOT_TIMEOUT = 120.0  # the worker imports numpy and JAX before it reads the agent
 DEFAULT_LOAD_TIMEOUT = 60.0
 DEFAULT_STEP_TIMEOUT = 5.0
+DEFAULT_MAX_OUTPUT = 1024 * 1024  # bytes of the agent's output echoed with echo_output
 STDERR_TAIL_BYTES = 64 * 1024  # kept of the worker's stderr, for crash messages
 _HEADER = struct.Struct("<I")
 _ACTION = struct.Struct("<i")
@@ -93,11 +105,31 @@ def _describe_exit(rc: int | None) -> str:
     return f"exited with code {rc} (the agent ended the process, e.g. with os._exit or sys.exit)"
 
 
+class OutputBudget:
+    """Bytes of agent output that may still be echoed; one budget can serve several workers
+    (the seatings of one evaluation), so the bound holds for the whole evaluation."""
+
+    def __init__(self, max_bytes: int = DEFAULT_MAX_OUTPUT) -> None:
+        self.max_bytes = max_bytes
+        self.used = 0
+        self._lock = threading.Lock()
+
+    def take(self, chunk: bytes) -> tuple[bytes, bool]:
+        """(the part of `chunk` to echo, whether this take used up the budget)."""
+        with self._lock:
+            if self.used >= self.max_bytes:
+                return b"", False
+            part = chunk[: self.max_bytes - self.used]
+            self.used += len(part)
+            return part, self.used >= self.max_bytes
+
+
 class _Tail:
     """The last `STDERR_TAIL_BYTES` of the worker's stderr, read by a daemon thread."""
 
-    def __init__(self, echo: bool) -> None:
+    def __init__(self, echo: bool, budget: OutputBudget) -> None:
         self.echo = echo
+        self.budget = budget
         self._buf = bytearray()
         self._lock = threading.Lock()
 
@@ -113,8 +145,14 @@ class _Tail:
                 self._buf += chunk
                 del self._buf[:-STDERR_TAIL_BYTES]
             if self.echo:
+                part, used_up = self.budget.take(chunk)
+                if not part:
+                    continue
+                note = ""
+                if used_up:
+                    note = f"\n[agent output past {self.budget.max_bytes} bytes not shown]\n"
                 try:
-                    sys.stderr.write(chunk.decode(errors="replace"))
+                    sys.stderr.write(part.decode(errors="replace") + note)
                     sys.stderr.flush()
                 except (OSError, ValueError):
                     pass
@@ -140,11 +178,19 @@ class IsolatedAgent:
         boot_timeout: float = DEFAULT_BOOT_TIMEOUT,
         spec: TaskSpec | None = None,
         echo_output: bool = False,
+        max_output: int | OutputBudget = DEFAULT_MAX_OUTPUT,
+        sandbox: bool = True,
+        memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+        hidden: Iterable[str | os.PathLike[str]] = (),
     ) -> None:
-        """Start the worker and load `path` in it; raises `AgentLoadError` (or its timeout).
+        """Start the worker and load `path` in it; raises `AgentLoadError` (or its timeout),
+        and `SandboxUnavailableError` when `sandbox` and bubblewrap cannot run here.
 
         `spec` is the task's `TaskSpec` (built from the registry when None). With
-        `echo_output`, whatever the agent prints is copied to this process's stderr.
+        `echo_output`, whatever the agent prints is copied to this process's stderr (at most
+        `max_output` bytes, or what is left of a budget shared with other workers).
+        `memory_limit`: bytes of private memory (None: no limit). `hidden`: folders masked in
+        the sandbox besides the heldout sets and the leaderboard.
         """
         self._proc: subprocess.Popen[bytes] | None = None  # first: __del__ may run on errors
         for name, limit in (
@@ -163,20 +209,29 @@ class IsolatedAgent:
         self.total_timeout = None if total_timeout is None else float(total_timeout)
         self.boot_timeout = float(boot_timeout)
         self.echo_output = echo_output
+        self.sandboxed = sandbox
         self.info: dict[str, Any] = {}
         self.returncode: int | None = None
         self._closed_why = "it was closed"
         self._buf = bytearray()
-        self._stderr = _Tail(echo_output)
+        budget = max_output if isinstance(max_output, OutputBudget) else OutputBudget(max_output)
+        self._stderr = _Tail(echo_output, budget)
         self._drain: threading.Thread | None = None
 
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p)
-        env.setdefault("PYTHONUNBUFFERED", "1")  # prints reach the stderr tail before a crash
+        # the path is only for `ps`: the worker reads what to load from the protocol
+        argv = [sys.executable, "-m", "aht_bench.policies._agent_worker", str(self.path)]
+        if sandbox:
+            box = Sandbox.default(self.path, hidden=[Path(h) for h in hidden])
+            argv, env = box.wrap(argv, {"PYTHONUNBUFFERED": "1"}), None
+        else:
+            env = dict(os.environ)
+            env["PYTHONPATH"] = os.pathsep.join(
+                p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p
+            )
+            env.setdefault("PYTHONUNBUFFERED", "1")  # prints reach the stderr tail before a crash
         self._started = time.monotonic()
         self._proc = subprocess.Popen(
-            # the path is only for `ps`: the worker reads what to load from the protocol
-            [sys.executable, "-m", "aht_bench.policies._agent_worker", str(self.path)],
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -196,7 +251,12 @@ class IsolatedAgent:
                 target=self._stderr.drain, args=(self._proc.stderr.fileno(),), daemon=True
             )
             self._drain.start()
-            request = {"path": str(self.path), "seat": seat, "seed": seed}
+            request = {
+                "path": str(self.path),
+                "seat": seat,
+                "seed": seed,
+                "memory_limit": memory_limit,
+            }
             request["spec"] = self.spec.to_json()
             self._send(b"L" + json.dumps(request).encode(), "boot")
             self._expect(b"B", "boot")
@@ -240,6 +300,35 @@ class IsolatedAgent:
             )
         return _ACTION.unpack(self._roundtrip(b"A" + x.tobytes(), b"a"))[0]
 
+    def export_jax(self) -> tuple[Any, Any]:
+        """(policy, params) of the agent's JAX policy, exported in the worker and checked here
+        (`exported.load_exported`); the policy runs jitted in this process without the agent's
+        Python. Raises `AgentRuntimeError` when the agent has none or it cannot be exported."""
+        import jax
+        from safetensors.numpy import load
+
+        from aht_bench.policies.exported import ExportError, load_exported
+
+        request = {
+            "platform": jax.default_backend(),
+            "threefry_partitionable": bool(jax.config.values["jax_threefry_partitionable"]),
+        }
+        body = self._roundtrip(b"X" + json.dumps(request).encode(), b"x", "load")
+        try:
+            n = _HEADER.unpack_from(body)[0]
+            info = json.loads(body[_HEADER.size : _HEADER.size + n])
+            start = _HEADER.size + n
+            blob = body[start : start + int(info["module_bytes"])]
+            tensors = load(body[start + int(info["module_bytes"]) :])
+            return load_exported(blob, tensors, info)
+        except ExportError as e:
+            raise AgentRuntimeError(f"agent file {self.path.name}: {e}") from None
+        except Exception as e:  # a malformed reply: the worker is the agent's process
+            raise AgentRuntimeError(
+                f"agent file {self.path.name}: its exported JAX policy cannot be read "
+                f"({type(e).__name__}: {e})"
+            ) from None
+
     def close(self) -> None:
         """Kill the worker's process group and reap the worker (idempotent)."""
         proc, self._proc = self._proc, None
@@ -271,7 +360,14 @@ class IsolatedAgent:
                     stream.close()
             except OSError:
                 pass
-        self.returncode = proc.returncode
+        self.returncode = self._exit_status(proc.returncode)
+
+    def _exit_status(self, rc: int | None) -> int | None:
+        """The worker's exit status as Popen gives it (-N: killed by signal N). In the sandbox
+        bwrap's init reports a worker killed by signal N as exit code 128 + N."""
+        if self.sandboxed and rc is not None and rc > 128:
+            return 128 - rc
+        return rc
 
     def stderr_tail(self, max_lines: int = 20) -> str:
         """The last lines the worker (and the agent's prints) wrote to stderr."""
@@ -296,11 +392,11 @@ class IsolatedAgent:
 
     # ---- plumbing ---------------------------------------------------------------------------
 
-    def _roundtrip(self, body: bytes, op: bytes) -> bytes:
+    def _roundtrip(self, body: bytes, op: bytes, phase: str = "step") -> bytes:
         self._check_open()
         try:
-            self._send(body, "step")
-            return self._expect(op, "step")
+            self._send(body, phase)
+            return self._expect(op, phase)
         except AgentFileError:
             raise
         except BaseException:  # e.g. Ctrl-C while waiting: the reply would come out of step
@@ -411,6 +507,7 @@ class IsolatedAgent:
                 rc = proc.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 rc = None
+        rc = self._exit_status(rc)
         self._closed_why = "its process died"
         self.close()
         tail = self.stderr_tail()
@@ -425,4 +522,4 @@ class IsolatedAgent:
         raise cls(msg)
 
 
-__all__ = ["AgentFileError", "IsolatedAgent"]
+__all__ = ["AgentFileError", "IsolatedAgent", "OutputBudget"]

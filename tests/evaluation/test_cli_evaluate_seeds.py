@@ -57,7 +57,8 @@ def test_several_files_are_scored_over_seeds(sabotage_set, seed_files, tmp_path)
             {"file": p.name, "sha256": hashlib.sha256(p.read_bytes()).hexdigest(), "kind": "act"}
             for p in seed_files
         ],
-        "runner": "python",
+        "runner": "python-isolated",  # step by step, each file in its sandboxed worker
+        "isolation": "sandbox",
     }
     assert record["meta"]["agent_paths"] == [str(p.resolve()) for p in seed_files]
 

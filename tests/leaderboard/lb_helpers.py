@@ -48,6 +48,10 @@ TAMPERS = {
     "heldout_version": (
         r"unknown heldout version 'v9' \(teammate_set.version; shipped for lbf-v1: v1"
     ),
+    "isolation": (
+        r"the record was made with the agent's code running in the evaluator's own process "
+        r"\(--in-process\), where an agent file can rewrite its own score"
+    ),
 }
 
 
@@ -101,6 +105,8 @@ def tamper(record: dict[str, Any], kind: str, rehash: bool = True) -> dict[str, 
         p["agent"]["sha256"] = "f" * 64
     elif kind == "heldout_version":
         p["teammate_set"]["version"] = "v9"
+    elif kind == "isolation":  # the mark of a record made in-process, where it can be forged
+        p["agent"]["isolation"] = "in-process"
     else:
         raise ValueError(kind)
     if rehash:

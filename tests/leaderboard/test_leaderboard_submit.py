@@ -108,7 +108,7 @@ def test_a_development_set_record_is_refused(tmp_path):
     bad = write_json(tmp_path / "result.json", record)
     result = submit_cli(tmp_path / "board", bad)
     assert result.exit_code == EXIT_FAILED
-    assert "takes published heldout sets only (v1)" in result.stderr
+    assert "takes published heldout sets only (v1, v2)" in result.stderr
 
 
 def test_a_schema_error_names_the_field(tmp_path):

@@ -1,0 +1,188 @@
+"""The sandbox an untrusted agent file runs in: bubblewrap (`bwrap`) around the agent worker.
+
+    box = Sandbox.default(agent_path)          # raises SandboxUnavailableError without bwrap
+    argv = box.wrap([sys.executable, "-m", "aht_bench.policies._agent_worker", str(agent_path)])
+
+Why bubblewrap: it is the unprivileged sandbox that Flatpak and GNOME build on, packaged by every
+major distribution (Debian: `bubblewrap`), a single small setuid-free binary over the kernel's
+namespaces; it needs no daemon, no image and no root. What the agent gets:
+
+- its own PID, network, IPC, UTS and cgroup namespaces (`--unshare-all`): it sees only its own
+  processes, has no network but a private loopback, and cannot signal or trace the evaluator.
+  When the worker exits, the namespace's init ends and the kernel kills every process left in
+  it (a double-forked `setsid` daemon included); `--die-with-parent` ends it when the evaluator
+  dies, even by SIGKILL.
+- a read-only view of only what it needs: the system's /usr, /lib*, /bin, /etc; the Python
+  installation and the environment (venv) running aht-bench; the `aht_bench` package; the
+  agent file's folder (for weights next to it). The heldout sets and the leaderboard are masked
+  by empty folders wherever they would be visible, and nothing else of the user's files is.
+- a private, size-bounded /tmp (its only writable place, gone when it ends), a clean
+  environment (no tokens or paths of the caller leak in), and `--new-session` (no terminal to
+  inject keystrokes into).
+
+Memory (RLIMIT_DATA), file size and core dumps are bounded inside the worker
+(`apply_limits`); time limits and the output cap are the caller's (`isolated`).
+
+May import the standard library only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+DEFAULT_MEMORY_LIMIT = 8 * 1024**3  # bytes of private memory (RLIMIT_DATA) the agent may use
+DEFAULT_SCRATCH_SIZE = 256 * 1024**2  # bytes of the agent's private /tmp
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]  # .../aht_bench
+_CHECKOUT = _PACKAGE_DIR.parent
+_SYSTEM_DIRS = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc")
+_PASSED_ENV = ("PATH", "LANG", "LC_ALL", "JAX_PLATFORMS", "JAX_ENABLE_X64", "XLA_FLAGS")
+INSTALL_HINT = (
+    "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
+    "bubblewrap; `make install` does it where it can), or run code you trust without the "
+    "sandbox: --no-sandbox (a separate process) or --in-process (records made so are marked "
+    "and the leaderboard refuses them)"
+)
+
+
+class SandboxUnavailableError(RuntimeError):
+    """bubblewrap is missing or cannot create namespaces here; the message says what to do."""
+
+
+@functools.cache
+def bwrap_path() -> str:
+    """The bwrap executable, checked once to work here; raises `SandboxUnavailableError`."""
+    path = shutil.which("bwrap")
+    if path is None:
+        raise SandboxUnavailableError(
+            f"the agent sandbox needs bubblewrap (bwrap), which is not on PATH; {INSTALL_HINT}"
+        )
+    probe = [path, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise SandboxUnavailableError(f"{path} could not be run ({e}); {INSTALL_HINT}") from None
+    if done.returncode != 0:
+        why = done.stderr.decode(errors="replace").strip().splitlines()
+        raise SandboxUnavailableError(
+            f"{path} cannot create the sandbox's namespaces on this machine "
+            f"({why[-1] if why else f'exit code {done.returncode}'}; in a container, allow "
+            f"unprivileged user namespaces); {INSTALL_HINT}"
+        )
+    return path
+
+
+def default_hidden() -> tuple[Path, ...]:
+    """Folders no agent may see: the checkout's heldout/ and leaderboard/, and the heldout
+    folder named by $AHT_BENCH_HELDOUT."""
+    hidden = [_CHECKOUT / "heldout", _CHECKOUT / "leaderboard"]
+    override = os.environ.get("AHT_BENCH_HELDOUT")
+    if override:
+        hidden.append(Path(override))
+    return tuple(p.resolve() for p in hidden)
+
+
+def _python_dirs() -> list[Path]:
+    """The Python installation and environment running this process (not its sys.path, which
+    can hold a checkout or the current folder)."""
+    dirs = {Path(p).resolve() for p in (sys.base_prefix, sys.prefix, sys.exec_prefix)}
+    return sorted(dirs)
+
+
+def _is_within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+@dataclasses.dataclass(frozen=True)
+class Sandbox:
+    """A bwrap command line for one agent; see the module docstring."""
+
+    bwrap: str
+    read_only: tuple[Path, ...]
+    """Host folders visible read-only at the same path (besides the system folders)."""
+    hidden: tuple[Path, ...]
+    """Folders masked by an empty one wherever they would be visible."""
+    pythonpath: str
+    """PYTHONPATH inside (the folder holding the `aht_bench` package)."""
+    scratch_size: int = DEFAULT_SCRATCH_SIZE
+
+    @classmethod
+    def default(cls, agent_path: Path, hidden: Iterable[Path] = ()) -> Sandbox:
+        """The sandbox for the agent file `agent_path`: its folder, the Python environment and
+        the package read-only; `default_hidden()` and `hidden` masked."""
+        read_only = [*_python_dirs(), _PACKAGE_DIR, Path(agent_path).resolve().parent]
+        return cls(
+            bwrap=bwrap_path(),
+            read_only=tuple(dict.fromkeys(read_only)),
+            hidden=tuple(dict.fromkeys([*default_hidden(), *(Path(h).resolve() for h in hidden)])),
+            pythonpath=str(_PACKAGE_DIR.parent),
+        )
+
+    def wrap(self, argv: Sequence[str], env: dict[str, str] | None = None) -> list[str]:
+        """`argv` run inside the sandbox, with `env` (merged over the passed-through variables)
+        as its whole environment."""
+        args = [
+            self.bwrap,
+            "--unshare-all",
+            "--die-with-parent",
+            "--new-session",
+            "--clearenv",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--size",
+            str(self.scratch_size),
+            "--tmpfs",
+            "/tmp",
+        ]
+        for d in _SYSTEM_DIRS:
+            args += ["--ro-bind-try", d, d]
+        for d in self.read_only:
+            args += ["--ro-bind", str(d), str(d)]
+        visible = [*self.read_only, *(Path(d) for d in _SYSTEM_DIRS), Path("/tmp")]
+        for h in self.hidden:
+            if h.is_dir() and any(_is_within(h, v) for v in visible):
+                args += ["--tmpfs", str(h), "--remount-ro", str(h)]
+        merged = {k: os.environ[k] for k in _PASSED_ENV if k in os.environ}
+        merged |= {"HOME": "/tmp", "TMPDIR": "/tmp", "PYTHONPATH": self.pythonpath}
+        merged |= env or {}
+        for key, value in merged.items():
+            args += ["--setenv", key, value]
+        return [*args, "--chdir", "/tmp", "--", *argv]
+
+
+def apply_limits(memory_bytes: int | None, file_bytes: int | None = DEFAULT_SCRATCH_SIZE) -> None:
+    """Bound this process's private memory (RLIMIT_DATA: a MemoryError past it), the size of
+    any file it writes (RLIMIT_FSIZE) and its core dumps (none). Called by the worker before it
+    imports the agent."""
+    import resource
+
+    limits = [(resource.RLIMIT_CORE, 0)]
+    if memory_bytes is not None:
+        limits.append((resource.RLIMIT_DATA, int(memory_bytes)))
+    if file_bytes is not None:
+        limits.append((resource.RLIMIT_FSIZE, int(file_bytes)))
+    for which, value in limits:
+        try:
+            _, hard = resource.getrlimit(which)
+            if hard != resource.RLIM_INFINITY:
+                value = min(value, hard)
+            resource.setrlimit(which, (value, value))
+        except (ValueError, OSError):  # pragma: no cover - a platform without the limit
+            pass
+
+
+__all__ = [
+    "DEFAULT_MEMORY_LIMIT",
+    "Sandbox",
+    "SandboxUnavailableError",
+    "apply_limits",
+    "bwrap_path",
+]
