@@ -94,11 +94,13 @@ def _fmt(x: float | None) -> str:
 
 
 def tables_v2(task_id: str, folder: Path | None = None) -> str:
-    """A v2 set of `task_id` (heldout/<task_id>/v2, or `folder`) against its v1 set: bounds
-    with provenance, each best response's budget and curve, the example agents' scores."""
+    """A v2 set of `task_id` (heldout/<task_id>/v2, or `folder`) against its v1 set (of the same
+    task, or of the v1 task of an `overcooked-<layout>-v2`): bounds with provenance, each best
+    response's budget and curve, the example agents' scores."""
     folder = folder or sets.heldout_root() / task_id / "v2"
     manifest, digest = sets.read_manifest(folder)
-    v1, _ = sets.read_manifest(sets.heldout_root() / task_id / "v1")
+    v1_task = task_id.removesuffix("-v2") + "-v1" if task_id.startswith("overcooked-") else task_id
+    v1, _ = sets.read_manifest(sets.heldout_root() / v1_task / "v1")
     v1_members = {m["name"]: m for m in v1["members"]}
     xp, xp1 = manifest["cross_play"], v1["cross_play"]
     lines = [f"# {task_id} heldout v2 (Bounds v2) against v1", ""]

@@ -4,6 +4,7 @@ agent-file tests (`check-agent`) and the evaluator tests (`evaluate`)."""
 from pathlib import Path
 
 from aht_bench.cli import EXIT_AGENT_LOAD, EXIT_AGENT_RUNTIME
+from aht_bench.evaluation import sets
 
 CORPUS = Path(__file__).resolve().parent / "agent_corpus"
 WORKER = b"aht_bench.policies._agent_worker"
@@ -45,3 +46,25 @@ FAILURES = {
 }
 # What would take the test process down (or hang it) when run in-process.
 UNSAFE_IN_PROCESS = {"hang_import.py", "hang_act.py", "os_exit_act.py", "abort_act.py"}
+
+
+def write_one_member_lbf_set(folder: Path, set_id: str) -> Path:
+    """A one-member LBF teammate set (the lexicographic heuristic, bounds [0, 0.5]) in `folder`:
+    quick to play, and independent of the shipped sets."""
+    manifest = {
+        "format": sets.FORMAT,
+        "format_version": sets.FORMAT_VERSION,
+        "set_id": set_id,
+        "version": "test",
+        "task_id": "lbf-v1",
+        "members": [
+            {
+                "name": "seq_agent_lexi",
+                "kind": "heuristic",
+                "heuristic": "seq_agent_lexi",
+                "bounds": {"lower": 0.0, "upper": 0.5},  # all food eaten
+            }
+        ],
+    }
+    sets.write_manifest(folder, manifest)
+    return folder

@@ -151,12 +151,17 @@ def looks_published(version: str) -> bool:
     return tail[:1] == "v" and tail[1:].isdigit()
 
 
+def package_heldout_root() -> Path:
+    """The heldout/ folder that ships with the package (next to it in a checkout)."""
+    return Path(__file__).resolve().parents[2] / "heldout"
+
+
 def heldout_root() -> Path:
-    """The heldout/ folder: $AHT_BENCH_HELDOUT, else the one next to the package (a checkout)."""
+    """The heldout/ folder: $AHT_BENCH_HELDOUT, else the package's own (`package_heldout_root`)."""
     override = os.environ.get(HELDOUT_ENV)
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[2] / "heldout"
+    return package_heldout_root()
 
 
 def available_sets(task_id: str) -> list[str]:

@@ -47,6 +47,7 @@ from aht_bench.evaluation.sets import (
     TeammateSetIntegrityError,
     heldout_root,
     load_set,
+    package_heldout_root,
     read_manifest,
 )
 from aht_bench.policies.population import TeammateSet
@@ -223,7 +224,7 @@ def _pin_problems(root: Path, folders: list[Path]) -> list[str]:
     sets that are missing (another root may hold only some sets)."""
     problems = []
     locked = _locks(root, folders)
-    checkout = root.resolve() == (Path(__file__).resolve().parents[2] / "heldout").resolve()
+    checkout = root.resolve() == package_heldout_root().resolve()
     for key, digest in sorted(PINNED.items()):
         if key not in locked:
             if checkout:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from aht_bench.evaluation.record import RUNS_SEEDS, agent_files
-from aht_bench.leaderboard import render
+from aht_bench.leaderboard import ledger, render
 from aht_bench.leaderboard.checks import Problem, Report, check_entry, schema_errors
 from aht_bench.leaderboard.entries import (
     EntryError,
@@ -182,11 +182,15 @@ def verify(
     repo: Path | None = None,
     timeout: float | None = None,
     on_checked: Callable[[Verification], None] | None = None,
+    record: bool = True,
+    root: Path | None = None,
 ) -> Verification:
     """Every check of `checks` on the entry in `path`, then, when they pass and the agent file
     is in the repository, a re-run of the agent (`rerun`) on `episodes` episodes per member and
     seating (default: 8, at most the record's) with the record's seed (or `seed`).
-    `on_checked(verification)` is called between the checks and the re-run."""
+    `on_checked(verification)` is called between the checks and the re-run. With `record`, an
+    entry of the leaderboard in `root` gets its ledger line (`ledger`) when the re-run (with the
+    record's seed) agrees, and loses it when the entry fails."""
     repo = repo or repo_root()
     entry = read_json(path)
     report = check_entry(entry, repo=repo)
@@ -209,6 +213,11 @@ def verify(
         out.rerun = rerun_entry(entry, repo, episodes=sample, seed=seed, timeout=timeout)
     except RerunError as e:
         out.rerun_error = str(e)
+    if record and path.parent == entries_folder(root):
+        if out.ok and out.rerun is not None and seed is None:
+            ledger.record_rerun(root, path.stem, entry, out.rerun)
+        elif not out.ok:
+            ledger.forget(root, path.stem)
     return out
 
 
@@ -247,11 +256,13 @@ def render_files(root: Path | None = None, *, check: bool = False) -> list[Path]
 
     root = root or leaderboard_root()
     entries = load_entries(root)
+    lines = ledger.read(root)
+    reruns = {slug: ledger.status(slug, entry, lines) for slug, entry in entries}
     readme = root / README
     current = readme.read_text(encoding="utf-8") if readme.is_file() else None
     pages = {
-        readme: render.render_readme(current, entries),
-        root / HTML: render.render_html(entries),
+        readme: render.render_readme(current, entries, reruns),
+        root / HTML: render.render_html(entries, reruns),
     }
     changed = []
     for path, text in pages.items():

@@ -459,19 +459,23 @@ def _seed_file_errors(entry: dict[str, Any], files: list[dict[str, Any]]) -> lis
 
 
 def shipped_versions(task_id: str, heldout: Path) -> list[str]:
-    """The published heldout versions of `task_id` in `heldout`: folders whose version is
-    pinned in the package (`aht_bench.evaluation.pins`); development sets and unpinned
-    folders are not."""
+    """The published heldout versions of `task_id` in `heldout`: in the package's own heldout/
+    the versions pinned in the package (`aht_bench.evaluation.pins`); in another folder (one
+    the operator points $AHT_BENCH_HELDOUT at) every set folder but `dev`, whose pins, if any,
+    are checked all the same. Development sets are never shipped."""
     from aht_bench.evaluation.pins import PINNED, pin_key
-    from aht_bench.evaluation.sets import MANIFEST
+    from aht_bench.evaluation.sets import MANIFEST, package_heldout_root
 
     folder = heldout / task_id
     if not folder.is_dir():
         return []
+    own = heldout.resolve() == package_heldout_root().resolve()
     return sorted(
         p.name
         for p in folder.iterdir()
-        if pin_key(task_id, p.name) in PINNED and (p / MANIFEST).is_file()
+        if (p / MANIFEST).is_file()
+        and p.name != "dev"
+        and (pin_key(task_id, p.name) in PINNED or not own)
     )
 
 
@@ -527,8 +531,8 @@ def _heldout_problems(payload: dict[str, Any], heldout: Path) -> list[Problem]:
     folder = heldout / task_id / version
     try:
         manifest, digest = read_manifest(folder)
-        if heldout.resolve() == heldout_root().resolve():  # the pins are of the shipped sets
-            check_pin(task_id, folder, digest)
+        # a pinned set: its lock must match the pin, and every file its lock
+        if heldout.resolve() == heldout_root().resolve() and check_pin(task_id, folder, digest):
             check_published_files(task_id, folder)
     except (TeammateSetError, OSError) as e:
         return [

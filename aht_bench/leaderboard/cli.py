@@ -137,7 +137,9 @@ def submit(
         click.echo(f"note: {note}")
     click.echo(f"wrote {path} ({_summary(entry)})")
     click.echo(
-        "next: `aht-bench leaderboard render` to update leaderboard/README.md and index.html"
+        f"next: `aht-bench leaderboard verify {path.stem}` re-runs the agent in the sandbox (the "
+        "entry is ranked only once a re-run reproduces it), then `aht-bench leaderboard render` "
+        "updates leaderboard/README.md and index.html"
     )
 
 
@@ -202,10 +204,12 @@ def verify(
     debug: bool,
 ) -> None:
     """Check each ENTRY (an entry file, or its name in leaderboard/entries/) as `submit` does,
-    then re-run its agent in a child process with the evaluator on the first --episodes
-    episodes of the record's seed, and check that the re-run's mean score agrees with the
-    record (it is within the range where 99% of the means of as many of the record's episodes
-    fall). An entry whose agent file is not in the repository gets the checks only.
+    then re-run its agent in the sandbox with the evaluator on the first --episodes episodes of
+    the record's seed, and check that the re-run's mean score agrees with the record (it is
+    within the range where 99% of the means of as many of the record's episodes fall); an
+    entry that agrees gets its line in leaderboard/verified.json, which ranks it. An entry whose
+    agent file is not in the repository gets the checks only. With --all, entries deleted after
+    their re-run and heldout sets failing their pins are reported too.
 
     \b
     aht-bench leaderboard verify random-example--lbf-v1--v1
@@ -219,7 +223,6 @@ def verify(
         paths = entries.entry_paths()
         if not paths:
             click.echo(f"no entries in {entries.entries_folder()}")
-            return
     elif entry:
         try:
             paths = [entries.find_entry(e) for e in entry]
@@ -276,9 +279,32 @@ def verify(
         else:
             failed += 1
             click.echo(f"  FAILED: {path}", err=True)
-    if failed:
-        click.echo(f"verification failed for {failed} of {len(paths)} entries", err=True)
+    problems = _board_problems() if all_entries else []
+    for problem in problems:
+        click.echo(f"error: {problem}", err=True)
+    if failed or problems:
+        what = f"verification failed for {failed} of {len(paths)} entries"
+        click.echo(
+            what + (f"; {len(problems)} problem(s) of the board" if problems else ""), err=True
+        )
         raise click.exceptions.Exit(EXIT_FAILED)
+
+
+def _board_problems() -> list[str]:
+    """What no single entry shows: entries deleted after their re-run (a line of
+    verified.json without its entry) and published heldout sets that fail their pins or locks."""
+    from aht_bench import heldout
+    from aht_bench.leaderboard import entries, ledger
+
+    out = [
+        f"entry {slug} was deleted (leaderboard/{ledger.FILE} records its re-run); restore "
+        f"leaderboard/entries/{slug}.json, or remove its line to withdraw it"
+        for slug in ledger.deleted(None, {p.stem for p in entries.entry_paths()})
+    ]
+    out += [
+        f"heldout: {p} (`aht-bench heldout verify`)" for p in heldout.verify(load_members=False)
+    ]
+    return out
 
 
 def _show(est: dict[str, Any]) -> str:

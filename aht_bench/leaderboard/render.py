@@ -1,22 +1,25 @@
 """The leaderboard's pages, as text: the table of leaderboard/README.md and leaderboard/index.html.
 
-    readme = render_readme(old_readme_text, entries)    # entries: [(slug, entry)]
-    html = render_html(entries)
+    readme = render_readme(old_readme_text, entries, reruns)   # entries: [(slug, entry)]
+    html = render_html(entries, reruns)                        # reruns: slug -> ledger status
 
-One table per task and heldout version, entries ranked by their mean BRProx score (ties by
-name), each with the mean, IQM and worst case and their 95% CIs and the number of training
-seeds the CIs are over (1: one agent file, CIs over episodes). The README keeps its text
-outside the generated-content markers and replaces what is between them (the markers are
-appended when missing). The HTML page is one self-contained file: inline CSS, the table data
-as JSON that an inline script turns into sortable tables (click a column header), and per
-entry an inline SVG chart of the per-teammate scores with their CIs; nothing is fetched.
+One table per task and heldout version. Only entries whose sandboxed re-run reproduced them
+(`reruns[slug] == "re-run"`, from `leaderboard/verified.json`, see `ledger`) are ranked, by
+their mean BRProx score (ties by name); the others follow unranked ("-"), marked "not re-run"
+or "changed" (edited since their re-run). Each row has the mean, IQM and worst case and their
+95% CIs, the number of training seeds the CIs are over (1: one agent file, CIs over
+episodes) and its re-run status. The README keeps its text outside the generated-content
+markers and replaces what is between them (the markers are appended when missing). The HTML
+page is one self-contained file: inline CSS, the table data as JSON that an inline script turns
+into sortable tables (click a column header), and per entry an inline SVG chart of the
+per-teammate scores with their CIs; nothing is fetched.
 
 An entry whose mean score against a teammate exceeds 1 beat that teammate's upper bound, which
 is then too low: its name is marked with a dagger and a footnote under its table names the
 teammate, the score and the bound (the per-entry chart draws that teammate's bar in red).
 
-Output depends only on the entries (no dates, no paths of this machine, sorted input), so
-rendering twice gives the same bytes.
+Output depends only on the entries and their statuses (no dates, no paths of this machine,
+sorted input), so rendering twice gives the same bytes.
 
 May import the standard library only.
 """
@@ -39,6 +42,12 @@ SCORE_NOTE = (
 )
 _FORMULA = "(R - lower) / (upper - lower)"
 _DOCS = "../docs/leaderboard.md"
+RANK_NOTE = (
+    "Ranked (#) are the entries whose agent was re-run in the sandbox by `aht-bench leaderboard "
+    "verify` and reproduced its record (checked: re-run); the others follow unranked: not "
+    "re-run yet (made before the sandbox, or the agent file is not in the repository) or "
+    "changed since their re-run."
+)
 _AGGREGATES = (("mean", "mean"), ("iqm", "IQM"), ("worst_case", "worst case"))
 
 _ABOVE_ONE = "\u2020"  # the dagger after the name of an entry scoring above 1 somewhere
@@ -60,22 +69,46 @@ def _group_key(entry: dict[str, Any]) -> tuple[str, str]:
     return entry["payload"]["task_id"], entry["payload"]["teammate_set"]["version"]
 
 
-def groups(entries: list[Entry]) -> list[tuple[tuple[str, str], list[Entry]]]:
-    """Entries by (task_id, heldout version), both sorted: groups by key, entries by mean
-    score descending, then name and slug."""
+RERUN = "re-run"  # the ledger's statuses (aht_bench.leaderboard.ledger)
+_RERUN_TEXT = {
+    RERUN: "re-run \u2713",
+    "changed": "changed since its re-run",
+    "not re-run": "not re-run",
+}
+
+
+def groups(
+    entries: list[Entry], reruns: dict[str, str] | None = None
+) -> list[tuple[tuple[str, str], list[Entry]]]:
+    """Entries by (task_id, heldout version), both sorted: groups by key, re-run entries first,
+    then by mean score descending, then name and slug."""
+    reruns = reruns or {}
     out: dict[tuple[str, str], list[Entry]] = {}
     for slug, entry in entries:
         out.setdefault(_group_key(entry), []).append((slug, entry))
 
-    def rank(item: Entry) -> tuple[float, str, str]:
+    def rank(item: Entry) -> tuple[bool, float, str, str]:
         slug, entry = item
         return (
+            reruns.get(slug) != RERUN,
             -entry["payload"]["aggregates"]["mean"]["value"],
             entry["leaderboard"]["name"],
             slug,
         )
 
     return [(key, sorted(out[key], key=rank)) for key in sorted(out)]
+
+
+def _ranks(members: list[Entry], reruns: dict[str, str]) -> list[str]:
+    """The rank shown per member: 1, 2, ... for re-run entries, "-" for the others."""
+    out, n = [], 0
+    for slug, _ in members:
+        if reruns.get(slug) == RERUN:
+            n += 1
+            out.append(str(n))
+        else:
+            out.append("-")
+    return out
 
 
 def _files(entry: dict[str, Any]) -> list[dict[str, Any]]:
@@ -178,23 +211,25 @@ def _md(text: str) -> str:
     return text
 
 
-def render_table(entries: list[Entry]) -> str:
+def render_table(entries: list[Entry], reruns: dict[str, str] | None = None) -> str:
     """The generated part of the README, markers included."""
+    reruns = reruns or {}
     note = SCORE_NOTE.format(formula=f"`{_FORMULA}`", docs=f"[docs/leaderboard.md]({_DOCS})")
-    lines = [BEGIN, "", note, ""]
+    lines = [BEGIN, "", note, "", RANK_NOTE, ""]
     if not entries:
         lines += ["No entries yet.", ""]
-    for key, members in groups(entries):
+    for key, members in groups(entries, reruns):
         lines += [f"### {_group_heading(key, members)}", ""]
         head = ["#", "name"] + [f"{label} [95% CI]" for _, label in _AGGREGATES]
-        head += ["seeds", "episodes", "agent", "description"]
+        head += ["seeds", "episodes", "checked", "agent", "description"]
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "|".join("--:" if h in ("#", "seeds") else "---" for h in head) + "|")
-        for rank, (slug, entry) in enumerate(members, 1):
+        for rank, (slug, entry) in zip(_ranks(members, reruns), members, strict=True):
             aggregates = entry["payload"]["aggregates"]
-            cells = [str(rank), f"{_md(_display_name(entry))} (`{slug}`)"]
+            cells = [rank, f"{_md(_display_name(entry))} (`{slug}`)"]
             cells += [_estimate(aggregates[name]) for name, _ in _AGGREGATES]
-            cells += [str(_seeds(entry)), _episodes(entry), f"`{_md(_agent(entry))}`"]
+            cells += [str(_seeds(entry)), _episodes(entry), _rerun_text(slug, reruns)]
+            cells.append(f"`{_md(_agent(entry))}`")
             cells.append(_md(entry["leaderboard"]["description"]))
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
@@ -204,10 +239,16 @@ def render_table(entries: list[Entry]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_readme(current: str | None, entries: list[Entry]) -> str:
+def _rerun_text(slug: str, reruns: dict[str, str]) -> str:
+    return _RERUN_TEXT.get(reruns.get(slug, "not re-run"), "not re-run")
+
+
+def render_readme(
+    current: str | None, entries: list[Entry], reruns: dict[str, str] | None = None
+) -> str:
     """`current` (the README's text, or None) with the table between the markers replaced."""
     text = current if current is not None else DEFAULT_HEADER
-    table = render_table(entries)
+    table = render_table(entries, reruns)
     start = text.find(BEGIN)
     end = text.find(END, start + 1) if start >= 0 else -1
     if start < 0:
@@ -245,7 +286,8 @@ _JS = """
     return e.value.toFixed(3) + " [" + e.ci[0].toFixed(3) + ", " + e.ci[1].toFixed(3) + "]";
   }
   var columns = [
-    {label: "#", key: function (r) { return r.rank; }, num: true},
+    {label: "#", key: function (r) { return r.order; }, num: true,
+     text: function (r) { return r.rank; }},
     {label: "name", key: function (r) { return r.name; }, link: true},
     {label: "mean [95% CI]", key: function (r) { return r.mean.value; }, num: true,
      text: function (r) { return est(r.mean); }},
@@ -255,6 +297,7 @@ _JS = """
      text: function (r) { return est(r.worst_case); }},
     {label: "seeds", key: function (r) { return r.seeds; }, num: true},
     {label: "episodes", key: function (r) { return r.episodes; }},
+    {label: "checked", key: function (r) { return r.checked; }},
     {label: "agent", key: function (r) { return r.agent; }, cls: "agent"},
     {label: "description", key: function (r) { return r.description; }, cls: "text"}
   ];
@@ -295,7 +338,7 @@ _JS = """
         rows.sort(function (a, b) {
           var x = c.key(a), y = c.key(b);
           var d = c.num ? x - y : String(x).localeCompare(String(y));
-          return d !== 0 ? current.dir * d : a.rank - b.rank;
+          return d !== 0 ? current.dir * d : a.order - b.order;
         });
         Array.prototype.forEach.call(head.cells, function (cell, j) {
           if (j === i) {
@@ -322,10 +365,12 @@ def _json_for_script(value: Any) -> str:
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
-def _row(rank: int, slug: str, entry: dict[str, Any]) -> dict[str, Any]:
+def _row(order: int, rank: str, checked: str, slug: str, entry: dict[str, Any]) -> dict[str, Any]:
     aggregates = entry["payload"]["aggregates"]
     return {
+        "order": order,
         "rank": rank,
+        "checked": checked,
         "slug": slug,
         "name": _display_name(entry),
         "description": entry["leaderboard"]["description"],
@@ -397,8 +442,9 @@ def member_chart(entry: dict[str, Any]) -> str:
     return "".join(out)
 
 
-def render_html(entries: list[Entry]) -> str:
+def render_html(entries: list[Entry], reruns: dict[str, str] | None = None) -> str:
     """The self-contained leaderboard page."""
+    reruns = reruns or {}
     e = html.escape
     data: dict[str, list[dict[str, Any]]] = {}
     body = [
@@ -408,6 +454,8 @@ def render_html(entries: list[Entry]) -> str:
             formula=f"<code>{e(_FORMULA)}</code>",
             docs=f'<a href="{_DOCS}">docs/leaderboard.md</a>',
         )
+        + " "
+        + e(RANK_NOTE)
         + " Generated by <code>aht-bench leaderboard render</code> from "
         "leaderboard/entries/; do not edit by hand. Click a column header to sort.</p>",
         "<noscript><p>The tables are drawn by JavaScript; leaderboard/README.md has the same "
@@ -416,9 +464,14 @@ def render_html(entries: list[Entry]) -> str:
     if not entries:
         body.append("<p>No entries yet.</p>")
     details = []
-    for key, members in groups(entries):
+    for key, members in groups(entries, reruns):
         group_id = f"{key[0]}/{key[1]}"
-        data[group_id] = [_row(rank, slug, entry) for rank, (slug, entry) in enumerate(members, 1)]
+        data[group_id] = [
+            _row(order, rank, _rerun_text(slug, reruns), slug, entry)
+            for order, (rank, (slug, entry)) in enumerate(
+                zip(_ranks(members, reruns), members, strict=True), 1
+            )
+        ]
         body += [
             f"<h2>{e(_group_heading(key, members))}</h2>",
             f'<div class="scroll"><table class="board" data-group="{e(group_id)}">'

@@ -8,41 +8,21 @@ folder, so the test does not depend on the shipped development sets.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from corpus_cases import CORPUS, FAILURES, UNSAFE_IN_PROCESS, WORKER
+from corpus_cases import CORPUS, FAILURES, UNSAFE_IN_PROCESS, WORKER, write_one_member_lbf_set
 
 from aht_bench.cli import EXIT_OK, main
-from aht_bench.evaluation import sets
 
 CASES = FAILURES | {"good_prints.py": (EXIT_OK, ["aggregate over 1 member(s)", "wrote"])}
 
 
 @pytest.fixture(scope="module")
 def lbf_set(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("lbf_set")
-    manifest = {
-        "format": sets.FORMAT,
-        "format_version": sets.FORMAT_VERSION,
-        "set_id": "lbf-v1/corpus-test",
-        "version": "test",
-        "task_id": "lbf-v1",
-        "members": [
-            {
-                "name": "seq_agent_lexi",
-                "kind": "heuristic",
-                "heuristic": "seq_agent_lexi",
-                "bounds": {"lower": 0.0, "upper": 0.5},  # all food eaten
-            }
-        ],
-    }
-    sets.write_manifest(folder, manifest)
-    assert hashlib.sha256((folder / "manifest.json").read_bytes()).hexdigest()
-    return folder
+    return write_one_member_lbf_set(tmp_path_factory.mktemp("lbf_set"), "lbf-v1/corpus-test")
 
 
 def _worker_pids(agent_file: Path) -> list[int]:

@@ -46,7 +46,7 @@ def test_render_shows_every_entry_ranked_and_is_deterministic(tmp_path):
     readme = (tmp_path / "README.md").read_text()
     page = (tmp_path / "index.html").read_text()
     assert readme.startswith("# My board\n\nOwn text.\n\n" + render.BEGIN)
-    rows = [line for line in readme.splitlines() if re.match(r"\| \d+ \|", line)]
+    rows = [line for line in readme.splitlines() if re.match(r"\| (\d+|-) \|", line)]
     assert [row.split(" | ")[1].split(" (`")[0] for row in rows] == [
         "doubled",
         "&lt;b&gt;bold&lt;/b&gt; &amp; co",  # markup escaped; ties (same record) by name
@@ -138,7 +138,7 @@ def test_render_flags_a_score_above_1_naming_the_teammate(tmp_path):
     readme = (tmp_path / "README.md").read_text()
     page = (tmp_path / "index.html").read_text()
 
-    rows = [line for line in readme.splitlines() if re.match(r"\| \d+ \|", line)]
+    rows = [line for line in readme.splitlines() if re.match(r"\| (\d+|-) \|", line)]
     assert [row.split(" | ")[1].split(" (`")[0] for row in rows] == ["too low \u2020", "fine"]
     [note] = [line for line in readme.splitlines() if line.startswith("\u2020")]
     assert note.startswith("\u2020 too low (`too-low--lbf-v1--v1`): score above 1 against ")

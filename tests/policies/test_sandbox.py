@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from corpus_cases import write_one_member_lbf_set
 
 from aht_bench.cli import EXIT_AGENT_RUNTIME, EXIT_OK, main
-from aht_bench.evaluation import sets
 from aht_bench.policies import sandbox
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,24 +34,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def lbf_set(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("lbf_set")
-    manifest = {
-        "format": sets.FORMAT,
-        "format_version": sets.FORMAT_VERSION,
-        "set_id": "lbf-v1/sandbox-test",
-        "version": "test",
-        "task_id": "lbf-v1",
-        "members": [
-            {
-                "name": "seq_agent_lexi",
-                "kind": "heuristic",
-                "heuristic": "seq_agent_lexi",
-                "bounds": {"lower": 0.0, "upper": 0.5},
-            }
-        ],
-    }
-    sets.write_manifest(folder, manifest)
-    return folder
+    return write_one_member_lbf_set(tmp_path_factory.mktemp("lbf_set"), "lbf-v1/sandbox-test")
 
 
 def _agent(tmp_path: Path, name: str, body: str) -> Path:

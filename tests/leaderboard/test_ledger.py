@@ -1,0 +1,74 @@
+"""Entries are ranked only once a sandboxed re-run reproduced them (`leaderboard/verified.json`,
+`aht_bench.leaderboard.ledger`, issue 28): the re-run writes the line, the pages rank only those
+entries, an edited entry loses its rank, and a deleted entry is reported."""
+
+from __future__ import annotations
+
+import json
+
+from lb_helpers import RECORD, run, submit_cli
+
+from aht_bench.leaderboard import ledger, render
+from aht_bench.leaderboard.cli import EXIT_FAILED, EXIT_OK
+
+SLUG = "random-example--lbf-v1--v1"
+
+
+def test_a_rerun_that_agrees_ranks_the_entry_and_an_edit_unranks_it(tmp_path):
+    root = tmp_path / "board"
+    assert submit_cli(root, RECORD).exit_code == EXIT_OK
+    assert submit_cli(root, RECORD, "random again").exit_code == EXIT_OK
+    entry = json.loads((root / "entries" / f"{SLUG}.json").read_text())
+    assert ledger.status(SLUG, entry, ledger.read(root)) == ledger.NOT_RERUN
+
+    result = run(root, "verify", SLUG, "--episodes", "2")
+    assert result.exit_code == EXIT_OK, result.output
+    line = ledger.read(root)[SLUG]
+    assert line["payload_sha256"] == entry["payload_sha256"] and line["isolation"] == "sandbox"
+    assert ledger.status(SLUG, entry, ledger.read(root)) == ledger.RERUN
+
+    assert run(root, "render").exit_code == EXIT_OK
+    table = (root / "README.md").read_text()
+    rows = [r for r in table.splitlines() if r.startswith("| ") and "`random" in r]
+    assert rows[0].startswith("| 1 | random (example)") and "re-run \u2713" in rows[0]
+    assert rows[1].startswith("| - | random again") and "| not re-run |" in rows[1]
+
+    # an edit after the re-run (here the description) leaves the line stale: unranked again
+    path = root / "entries" / f"{SLUG}.json"
+    edited = json.loads(path.read_text())
+    edited["payload_sha256"] = "0" * 64
+    path.write_text(json.dumps(edited))
+    assert ledger.status(SLUG, edited, ledger.read(root)) == ledger.CHANGED
+
+
+def test_a_deleted_entry_is_reported_by_verify_all_no_rerun(tmp_path):
+    root = tmp_path / "board"
+    assert submit_cli(root, RECORD).exit_code == EXIT_OK
+    entry = json.loads((root / "entries" / f"{SLUG}.json").read_text())
+
+    class Agreed:  # what a re-run that agreed leaves (see rerun.RerunResult)
+        episodes, seed, expected, identical, compared = 2, 0, (0.0, 0.1), None, 0
+        rerun_mean = record_mean = {"value": 0.01, "ci": [0.0, 0.02]}
+
+    ledger.record_rerun(root, SLUG, entry, Agreed())
+    assert run(root, "verify", "--all", "--no-rerun").exit_code == EXIT_OK
+    (root / "entries" / f"{SLUG}.json").unlink()
+    result = run(root, "verify", "--all", "--no-rerun")
+    assert result.exit_code == EXIT_FAILED
+    assert f"entry {SLUG} was deleted" in result.stderr
+
+
+def test_render_ranks_only_rerun_entries(tmp_path):
+    entry = json.loads(RECORD.read_text()) | {
+        "leaderboard": {"name": "a", "description": "d", "agent_path": None}
+    }
+    better = json.loads(json.dumps(entry))
+    better["payload"]["aggregates"]["mean"]["value"] += 0.5
+    better["leaderboard"]["name"] = "b"
+    entries = [("a--lbf-v1--v1", entry), ("b--lbf-v1--v1", better)]
+    table = render.render_table(entries, {"a--lbf-v1--v1": ledger.RERUN})
+    rows = [r for r in table.splitlines() if r.startswith("| ") and "--lbf-v1--v1`" in r]
+    # b scores higher but was never re-run: a is ranked first, b follows unranked
+    assert rows[0].startswith("| 1 | a (") and rows[1].startswith("| - | b (")
+    html = render.render_html(entries, {"a--lbf-v1--v1": ledger.RERUN})
+    assert '"checked":"not re-run"' in html and '"rank":"-"' in html
