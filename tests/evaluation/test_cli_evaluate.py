@@ -11,8 +11,9 @@ import numpy as np
 from click.testing import CliRunner
 from eval_helpers import load_json
 
+from aht_bench import heldout
 from aht_bench.cli import EXIT_OK, EXIT_TEAMMATE_INTEGRITY, EXIT_USAGE, main
-from aht_bench.evaluation import sets
+from aht_bench.evaluation import pins, sets
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -212,16 +213,24 @@ def test_an_out_of_range_action_during_jitted_play_exits_4(sabotage_set, tmp_pat
 def test_evaluate_uses_the_newest_published_version_by_default(
     sabotage_set, sabotage_agents, tmp_path, monkeypatch
 ):
-    """A version is published when its lock file `vN.sha256` lies beside it: with v1 and v3
-    published, v2 unlocked (a draft) and a dev set, the default is v3; v1 stays selectable."""
+    """A version is published when its lock file `vN.sha256` lies beside it and the lock's
+    digest is pinned in the package (here: monkeypatched pins): with v1 and v3 published, v2
+    unlocked (a draft), v4 locked but not pinned and a dev set, the default is v3; v1 stays
+    selectable."""
     root = tmp_path / "heldout"
-    for version in ("v1", "v2", "v3", "dev", "v10-draft"):
+    for version in ("v1", "v2", "v3", "v4", "dev", "v10-draft"):
         folder = root / "sabotage-v1" / version
         shutil.copytree(sabotage_set, folder)
         manifest, _ = sets.read_manifest(folder)
         sets.write_manifest(folder, {**manifest, "set_id": f"sabotage-v1/{version}"})
-    for version in ("v1", "v3"):
-        (root / "sabotage-v1" / f"{version}.sha256").write_text("# lock\n")
+    pinned = dict(pins.PINNED)
+    for version in ("v1", "v3", "v4"):
+        heldout.lock_new(root / "sabotage-v1" / version, root)
+        lock = pins.read_lock_file(root / "sabotage-v1" / f"{version}.sha256")
+        if version != "v4":
+            pinned[pins.pin_key("sabotage-v1", version)] = pins.lock_digest(lock)
+    monkeypatch.setattr(pins, "PINNED", pinned)
+    monkeypatch.setattr(sets, "PINNED", pinned)
     monkeypatch.setenv(sets.HELDOUT_ENV, str(root))
     assert sets.published_versions("sabotage-v1") == ["v1", "v3"]
     assert sets.newest_version("sabotage-v1") == "v3"
