@@ -360,3 +360,18 @@ def test_killing_evaluate_leaves_no_agent_process(tmp_path, lbf_set, sig):
         time.sleep(0.2)
     assert _processes_mentioning(str(slow)) == []
     assert not out.exists()
+
+
+def test_without_bwrap_evaluate_stops_with_exit_2_naming_the_fix(tmp_path, lbf_set, monkeypatch):
+    zero = _agent(tmp_path, "zero", ZERO)
+    out = tmp_path / "zero.json"
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    sandbox.bwrap_path.cache_clear()
+    try:
+        result = CliRunner().invoke(main, _evaluate_args(zero, lbf_set, out))
+    finally:
+        sandbox.bwrap_path.cache_clear()
+    assert result.exit_code == 2, result.output
+    assert "bubblewrap (bwrap), which is not on PATH" in result.stderr
+    assert "apt-get install bubblewrap" in result.stderr and "--no-sandbox" in result.stderr
+    assert not out.exists()
