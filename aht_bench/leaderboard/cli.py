@@ -176,6 +176,14 @@ def render(check: bool) -> None:
 @click.option(
     "--all", "all_entries", is_flag=True, help="Verify every entry in leaderboard/entries/."
 )
+@click.option(
+    "--since",
+    "since",
+    default=None,
+    metavar="REV",
+    help="Verify (with a re-run) every entry added or changed since git revision REV, and every "
+    "entry whose verified.json line was added or changed since: what a merge must re-run.",
+)
 @click.option("--no-rerun", is_flag=True, help="Checks only: schema, scores and hashes.")
 @click.option(
     "--episodes",
@@ -197,6 +205,7 @@ def render(check: bool) -> None:
 def verify(
     entry: tuple[Path, ...],
     all_entries: bool,
+    since: str | None,
     no_rerun: bool,
     episodes: int,
     seed: int | None,
@@ -217,9 +226,19 @@ def verify(
     """
     from aht_bench.leaderboard import board, entries
 
-    if all_entries and entry:
-        raise click.UsageError("pass ENTRY arguments or --all, not both")
-    if all_entries:
+    if sum(map(bool, (all_entries, entry, since))) > 1:
+        raise click.UsageError("pass ENTRY arguments, --all or --since, not two of them")
+    if since is not None:
+        try:
+            slugs = _changed_since(since)
+        except entries.EntryError as e:
+            raise click.BadParameter(str(e), param_hint="--since") from None
+        paths = [entries.entries_folder() / f"{slug}.json" for slug in slugs]
+        paths = [p for p in paths if p.is_file()]
+        click.echo(f"{len(paths)} entries added or changed since {since}")
+        if not paths:
+            return
+    elif all_entries:
         paths = entries.entry_paths()
         if not paths:
             click.echo(f"no entries in {entries.entries_folder()}")
@@ -288,6 +307,44 @@ def verify(
             what + (f"; {len(problems)} problem(s) of the board" if problems else ""), err=True
         )
         raise click.exceptions.Exit(EXIT_FAILED)
+
+
+def _changed_since(rev: str) -> list[str]:
+    """Slugs of entries whose file or verified.json line differs from git revision `rev`."""
+    import json
+    import subprocess
+
+    from aht_bench.leaderboard import entries, ledger
+
+    root = entries.leaderboard_root()
+    try:
+        top = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--show-toplevel"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        rel = root.resolve().relative_to(Path(top).resolve()).as_posix()
+        names = subprocess.run(
+            ["git", "-C", top, "diff", "--name-only", rev, "--", f"{rel}/{entries.ENTRIES}"],
+            capture_output=True, text=True, check=True,
+        ).stdout.split()  # fmt: skip
+        old = subprocess.run(
+            ["git", "-C", top, "show", f"{rev}:{rel}/{ledger.FILE}"], capture_output=True, text=True
+        )  # fmt: skip
+        untracked = subprocess.run(
+            ["git", "-C", top, "ls-files", "--others", "--exclude-standard", "--",
+             f"{rel}/{entries.ENTRIES}"],
+            capture_output=True, text=True, check=True,
+        ).stdout.split()  # fmt: skip
+    except (OSError, subprocess.CalledProcessError, ValueError) as e:
+        why = getattr(e, "stderr", None) or str(e)
+        raise entries.EntryError(
+            f"cannot compare with git revision {rev!r}: {why.strip()}"
+        ) from None
+    before = json.loads(old.stdout).get("entries", {}) if old.returncode == 0 else {}
+    now = ledger.read(root)
+    changed = {Path(n).stem for n in names + untracked if n.endswith(".json")}
+    changed |= {slug for slug, line in now.items() if before.get(slug) != line}
+    return sorted(changed)
 
 
 def _board_problems() -> list[str]:

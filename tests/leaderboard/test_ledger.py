@@ -72,3 +72,31 @@ def test_render_ranks_only_rerun_entries(tmp_path):
     assert rows[0].startswith("| 1 | a (") and rows[1].startswith("| - | b (")
     html = render.render_html(entries, {"a--lbf-v1--v1": ledger.RERUN})
     assert '"checked":"not re-run"' in html and '"rank":"-"' in html
+
+
+def test_since_lists_entries_and_ledger_lines_changed_since_a_git_revision(tmp_path):
+    """What a merge must re-run: an entry added since the base, and an old entry whose line in
+    verified.json was added by hand (a forged 're-run' the checks alone cannot tell)."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    root = repo / "leaderboard"
+    assert submit_cli(root, RECORD).exit_code == EXIT_OK
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "base"], check=True)
+    assert "0 entries added or changed since HEAD" in run(root, "verify", "--since", "HEAD").output
+
+    entry = json.loads((root / "entries" / f"{SLUG}.json").read_text())
+
+    class Forged:
+        episodes, seed, expected, identical, compared = 8, 0, (0.0, 1.0), None, 0
+        rerun_mean = record_mean = {"value": 0.5, "ci": [0.4, 0.6]}
+
+    ledger.record_rerun(root, SLUG, entry, Forged())  # written by hand, not by a re-run
+    assert submit_cli(root, RECORD, "random again").exit_code == EXIT_OK
+    result = run(root, "verify", "--since", "HEAD", "--no-rerun")
+    assert result.exit_code == EXIT_OK, result.output
+    assert "2 entries added or changed since HEAD" in result.output
+    assert SLUG in result.output and "random-again--lbf-v1--v1" in result.output
