@@ -16,7 +16,8 @@ The ledger is a record of what was run, not a proof: a line can be written by ha
 file in the repository, so a line is worth what the re-run that CI or a maintainer does on it
 is worth (docs/leaderboard.md says what is guaranteed).
 
-May import the standard library, aht_bench.files and aht_bench.leaderboard.entries.
+May import the standard library, aht_bench.files, aht_bench.evaluation.record and
+aht_bench.leaderboard.entries.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from aht_bench.evaluation.record import agent_files
 from aht_bench.leaderboard.entries import EntryError, leaderboard_root
 
 FILE = "verified.json"
@@ -69,9 +71,7 @@ def _write(root: Path | None, entries: dict[str, dict[str, Any]]) -> None:
 
 
 def _agent_hashes(entry: dict[str, Any]) -> list[str]:
-    agent = entry["payload"]["agent"]
-    files = agent.get("files") if isinstance(agent.get("files"), list) else [agent]
-    return [str(f["sha256"]) for f in files]
+    return [str(f["sha256"]) for f in agent_files(entry["payload"])]
 
 
 def record_rerun(root: Path | None, slug: str, entry: dict[str, Any], result: Any) -> None:
