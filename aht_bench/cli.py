@@ -1166,8 +1166,22 @@ def heldout() -> None:
 )
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="human-proxy-* only: where the human data is cached.")  # fmt: skip
+@click.option(
+    "--unit",
+    default=None,
+    help="Train only this unit into the work cache and stop (ippo:<source>:<team>, "
+    "brdiv:<run>, br:<candidate>), to spread one build over several processes or machines; "
+    "--list-units names them.",
+)
+@click.option("--list-units", is_flag=True, help="Print the recipe's IPPO and BRDiv units.")
 def heldout_build(
-    task_id: str, version: str, out: Path | None, work: Path | None, data_dir: Path | None
+    task_id: str,
+    version: str,
+    out: Path | None,
+    work: Path | None,
+    data_dir: Path | None,
+    unit: str | None,
+    list_units: bool,
 ) -> None:
     """Build a heldout set from its recorded recipe, seeds and configs (CPU).
 
@@ -1177,6 +1191,16 @@ def heldout_build(
     from aht_bench.heldout import build as hb
 
     try:
+        if list_units or unit is not None:
+            if version.startswith("human-proxy-"):
+                raise click.UsageError("--unit and --list-units are for v1/v2 builds only")
+            if list_units:
+                for name in hb.units(task_id, version):
+                    click.echo(name)
+                return
+            assert unit is not None
+            hb.train_unit(task_id, version, unit, work=work, log=click.echo)
+            return
         if version.startswith("human-proxy-"):
             from aht_bench.heldout import human
 

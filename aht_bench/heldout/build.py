@@ -165,17 +165,25 @@ def _shaping_provenance(rec: Recipe) -> dict[str, float]:
 
 
 def _ippo_candidates(
-    rec: Recipe, env: Any, work: Path, log: Log, rejected: list[dict[str, Any]] | None = None
+    rec: Recipe,
+    env: Any,
+    work: Path,
+    log: Log,
+    rejected: list[dict[str, Any]] | None = None,
+    only: tuple[int, int] | None = None,
 ) -> list[Candidate]:
     """The recipe's IPPO teams (trained or read from `work`) as candidates; a source with `tries`
-    appends the teams it did not keep to `rejected`."""
+    appends the teams it did not keep to `rejected`. `only=(source, team)` trains (or finds) that
+    one team into `work` and returns no candidates (`train_unit`)."""
     from aht_bench.algorithms import ippo
     from aht_bench.policies.io import read_card, save_policy
     from aht_bench.training import presets
     from aht_bench.training.config import IPPOConfig
 
     out: list[Candidate] = []
-    for source in rec.ippo:
+    for index, source in enumerate(rec.ippo):
+        if only is not None and index != only[0]:
+            continue
         accepted = 0
         base = presets.get("ippo", source.preset, rec.task_id)
         assert isinstance(base, IPPOConfig)
@@ -195,6 +203,8 @@ def _ippo_candidates(
         if shaping:
             config = dataclasses.replace(config, shaping=shaping)
         for k in range(source.seeds if source.tries is None else source.tries):
+            if only is not None and k != only[1]:
+                continue
             if accepted == source.seeds:
                 break
             seed = IPPO_SEED + source.seed_offset + k
@@ -253,6 +263,8 @@ def _ippo_candidates(
                         {"task_id": rec.task_id, "provenance": prov},
                     )
             final_return = read_card(wanted[0][2])["provenance"]["final_self_play_return"]
+            if only is not None:
+                continue
             if source.tries is not None and not (final_return or 0.0) > 0.0:
                 log(f"  {name} ended with self-play return {final_return}: not a candidate")
                 if rejected is not None:
@@ -299,7 +311,11 @@ def _make_candidate(
     return Candidate(name, kind, policy, params, files, source)
 
 
-def _brdiv_candidates(rec: Recipe, env: Any, work: Path, log: Log) -> list[Candidate]:
+def _brdiv_candidates(
+    rec: Recipe, env: Any, work: Path, log: Log, only: int | None = None
+) -> list[Candidate]:
+    """The recipe's BRDiv confederates (runs trained or read from `work`) as candidates; `only`
+    trains (or finds) that one run into `work` and returns no candidates (`train_unit`)."""
     from aht_bench.algorithms import brdiv
     from aht_bench.policies.io import read_card, save_policy
     from aht_bench.training import presets
@@ -310,6 +326,8 @@ def _brdiv_candidates(rec: Recipe, env: Any, work: Path, log: Log) -> list[Candi
         return []
     out: list[Candidate] = []
     for run in range(source.runs):
+        if only is not None and run != only:
+            continue
         seed = BRDIV_SEED + run
         n = source.population_size
         steps = n * n * source.num_envs * source.rollout_length * source.generation_updates
@@ -391,6 +409,8 @@ def _brdiv_candidates(rec: Recipe, env: Any, work: Path, log: Log) -> list[Candi
                         params,
                         {"task_id": rec.task_id, "provenance": prov},
                     )
+        if only is not None:
+            continue
         for j in range(n):
             name = f"brdiv-conf{run + 1}_{j}"
             conf = _cached_policy(paths[(j, "conf")])
@@ -453,10 +473,30 @@ def _cached_br(path: Path, cand: Candidate, partner: str, log: Log) -> tuple[Any
     return None
 
 
+def _br_file(rec: Recipe, c: int, name: str, seat: int, work: Path) -> tuple[int, Path]:
+    """Seed and cache file of the best response to candidate number `c` (`name`) in `seat`."""
+    seed = BR_SEED + 10 * c + seat
+    tag = ("" if rec.br_preset == "quick" else f"-{rec.br_preset}") + _shaping_tag(rec.shaping)
+    if rec.br_plateau is not None:
+        plateau = rec.br_plateau
+        budget = f"c{rec.br_timesteps}-max{plateau.max_timesteps}-tol{plateau.tolerance:g}"
+        if plateau.min_chunks != 2:
+            budget += f"-min{plateau.min_chunks}"
+    else:
+        budget = f"t{rec.br_timesteps}"
+    return seed, work / f"br-{name}-seat{seat}-s{seed}-{budget}{tag}.safetensors"
+
+
 def _best_responses(
-    rec: Recipe, env: Any, candidates: list[Candidate], work: Path, log: Log
+    rec: Recipe,
+    env: Any,
+    candidates: list[Candidate],
+    work: Path,
+    log: Log,
+    only: int | None = None,
 ) -> list[tuple[Any, Any, list[dict[str, Any]]]]:
-    """Per candidate: (partner policy, params, one provenance dict per seat with its file)."""
+    """Per candidate: (partner policy, params, one provenance dict per seat with its file);
+    `only`: that candidate's best responses alone (`train_unit`)."""
     from aht_bench.algorithms import br
     from aht_bench.policies.io import read_card, save_policy
     from aht_bench.training import presets
@@ -464,20 +504,11 @@ def _best_responses(
 
     out = []
     for c, cand in enumerate(candidates):
+        if only is not None and c != only:
+            continue
         trained = []
         for seat in rec.br_seats:
-            seed = BR_SEED + 10 * c + seat
-            tag = ("" if rec.br_preset == "quick" else f"-{rec.br_preset}") + _shaping_tag(
-                rec.shaping
-            )
-            if rec.br_plateau is not None:
-                plateau = rec.br_plateau
-                budget = f"c{rec.br_timesteps}-max{plateau.max_timesteps}-tol{plateau.tolerance:g}"
-                if plateau.min_chunks != 2:
-                    budget += f"-min{plateau.min_chunks}"
-            else:
-                budget = f"t{rec.br_timesteps}"
-            path = work / f"br-{cand.name}-seat{seat}-s{seed}-{budget}{tag}.safetensors"
+            seed, path = _br_file(rec, c, cand.name, seat, work)
             partner = _partner_digest(cand)
             cached = _cached_br(path, cand, partner, log)
             if cached is None and rec.br_plateau is not None:
@@ -786,6 +817,67 @@ def select(
             }
         )
     return kept, pruned
+
+
+# ------------------------------------------------------------------------------------- units
+
+
+def units(task: str, version: str = "v1") -> list[str]:
+    """The training units of a build that can run in separate processes before it: one per IPPO
+    team (`ippo:<source>:<team>`, every team a source may try) and BRDiv run (`brdiv:<run>`).
+    Best responses (`br:<candidate>`) are named by candidate once those exist."""
+    rec = recipe(task, version)
+    out = [
+        f"ippo:{i}:{k}"
+        for i, source in enumerate(rec.ippo)
+        for k in range(source.seeds if source.tries is None else source.tries)
+    ]
+    if rec.brdiv is not None:
+        out += [f"brdiv:{r}" for r in range(rec.brdiv.runs)]
+    return out
+
+
+def train_unit(
+    task: str, version: str, unit: str, *, work: Path | None = None, log: Log = print
+) -> None:
+    """Train one unit of `task`'s `version` build into the work cache, exactly as `build` would
+    (same seed, config and file), so that several processes or machines can share a build: run
+    the `units` first, then `br:<candidate>` for each candidate, then `build`, which finds them
+    all cached. `br:<candidate>` needs the IPPO and BRDiv units (it trains any that are missing,
+    in this process)."""
+    from aht_bench import envs
+
+    rec = recipe(task, version)
+    cache = (Path(work) if work is not None else default_work_dir()) / rec.task_id
+    cache.mkdir(parents=True, exist_ok=True)
+    env = envs.make(rec.task_id)
+    kind, _, rest = unit.partition(":")
+    if kind in ("ippo", "brdiv"):
+        if unit not in units(task, version):
+            raise HeldoutBuildError(
+                f"no unit {unit!r} in the {version} recipe of {rec.task_id}; its units: "
+                f"{', '.join(units(task, version)) or 'none'}, and br:<candidate>"
+            )
+        if kind == "ippo":
+            source, team = (int(x) for x in rest.split(":"))
+            _ippo_candidates(rec, env, cache, log, None, only=(source, team))
+        else:
+            _brdiv_candidates(rec, env, cache, log, only=int(rest))
+        return
+    if kind != "br" or not rest:
+        raise HeldoutBuildError(
+            f"unknown unit {unit!r}: use ippo:<source>:<team>, brdiv:<run> or br:<candidate>"
+        )
+    candidates = _ippo_candidates(rec, env, cache, log, [])
+    candidates += _brdiv_candidates(rec, env, cache, log)
+    candidates += _heuristic_candidates(rec)
+    names = [c.name for c in candidates]
+    if rest not in names:
+        raise HeldoutBuildError(
+            f"no candidate {rest!r} in the {version} build of {rec.task_id}; its candidates: "
+            + ", ".join(names)
+        )
+    _best_responses(rec, env, candidates, cache, log, only=names.index(rest))
 
 
 # ------------------------------------------------------------------------------------- build

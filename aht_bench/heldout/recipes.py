@@ -345,12 +345,16 @@ def _v2(v1: Recipe, task_id: str, **kw: object) -> Recipe:
 
 def _overcooked_v2(layout: str) -> Recipe:
     """v1's recipe of `layout` on `overcooked-<layout>-v2`. Counter pickups are unpaid in the v2
-    task itself, so v1's `counter_pickup=0` shaping (forced_coord, counter_circuit) is dropped."""
+    task itself, so v1's `counter_pickup=0` shaping (forced_coord, counter_circuit) is dropped.
+    Best responses train in seat 0 only, on the divided layouts too: v2 draws the sides every
+    episode, so a best response in seat 0 plays both sides and one in seat 1 would be the same
+    learner with another seed (v1 trained one per seat because each seat had one side)."""
     v1 = V1[f"overcooked-{layout}-v1"]
     return _v2(
         v1,
         f"overcooked-{layout}-v2",
         shaping=tuple(kv for kv in v1.shaping if kv[0] != "counter_pickup"),
+        br_seats=(0,),
     )
 
 

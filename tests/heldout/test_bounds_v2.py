@@ -97,19 +97,16 @@ def test_overcooked_v2_recipes_keep_v1s_members_on_the_v2_task(layout):
     v1 = hb.recipe(f"overcooked-{layout}-v1", "v1")
     v2 = hb.recipe(f"overcooked-{layout}-v2", "v2")
     assert v2.task_id == f"overcooked-{layout}-v2" and envs.resolve(v2.task_id) == v2.task_id
-    assert (v2.ippo, v2.brdiv, v2.heuristics, v2.br_seats) == (
-        v1.ippo,
-        v1.brdiv,
-        v1.heuristics,
-        v1.br_seats,
-    )
+    assert (v2.ippo, v2.brdiv, v2.heuristics) == (v1.ippo, v1.brdiv, v1.heuristics)
     # counter pickups are unpaid in the v2 task itself
     assert "counter_pickup" not in dict(v2.shaping)
     env: Any = envs.make(v2.task_id)
     assert float(env.params.counter_pickup) == 0.0
     assert v2.br_plateau is not None and v2.task_maximum is None
     assert v2.br_plateau.max_timesteps == 8 * v1.br_timesteps
-    assert bool(getattr(env, "divided", False)) == (v2.br_seats == (0, 1))
+    # v2 draws the sides every episode: a best response in seat 0 plays both (v1: one per seat)
+    assert v2.br_seats == (0,)
+    assert v1.br_seats == ((0, 1) if getattr(env, "divided", False) else (0,))
 
 
 def test_v1_recipes_are_unchanged_by_v2():
@@ -234,6 +231,87 @@ def test_a_tiny_v2_build_records_curves_and_bounds_and_resumes_bit_for_bit(tmp_p
         assert f.read_bytes() == (b / f.relative_to(a)).read_bytes(), f
     mb = json.loads((b / "manifest.json").read_text())
     assert ma["partner_returns"] == mb["partner_returns"]
+
+
+# ------------------------------------------------------------------------ build units
+
+
+def test_units_name_every_ippo_team_a_source_may_try_and_every_brdiv_run():
+    units = hb.units("overcooked-counter_circuit-v2", "v2")
+    # two IPPO sources of up to 8 tries each, no BRDiv
+    assert units == [f"ippo:{s}:{k}" for s in (0, 1) for k in range(8)]
+    assert hb.units("lbf", "v2") == ["ippo:0:0", "ippo:0:1", "ippo:0:2", "brdiv:0", "brdiv:1"]
+    runner = CliRunner()
+    listed = runner.invoke(main, ["heldout", "build", "--task", "lbf", "--version", "v2",
+                                  "--list-units"])  # fmt: skip
+    assert listed.exit_code == 0 and listed.output.split() == hb.units("lbf", "v2")
+
+
+@pytest.mark.parametrize(
+    ("unit", "says"),
+    [
+        ("ippo:0:9", "no unit 'ippo:0:9'"),
+        ("brdiv:2", "no unit 'brdiv:2'"),
+        ("conf:1", "unknown unit 'conf:1'"),
+        ("br:", "unknown unit 'br:'"),
+    ],
+)
+def test_a_unit_the_recipe_lacks_is_refused_by_name(tmp_path, unit, says):
+    result = CliRunner().invoke(
+        main,
+        ["heldout", "build", "--task", "lbf", "--version", "v2", "--unit", unit,
+         "--work", str(tmp_path)],
+    )  # fmt: skip
+    assert result.exit_code == 2 and says in result.output, result.output
+    assert not list(tmp_path.rglob("*.safetensors"))
+
+
+def test_a_br_unit_trains_that_candidates_best_response_with_builds_seed_and_file(
+    tmp_path, monkeypatch
+):
+    _tiny_v2(monkeypatch)
+    monkeypatch.setattr(hb, "_ippo_candidates", lambda *a, **k: [])
+    monkeypatch.setattr(hb, "_brdiv_candidates", lambda *a, **k: [])
+    tiny = recipes.V2["lbf-v1"]
+    monkeypatch.setitem(
+        recipes.V2,
+        "lbf-v1",
+        dataclasses.replace(tiny, heuristics=("seq_agent_lexi", "seq_agent_col")),
+    )
+    seen = []
+
+    def fake_train(rec, cand, seat, seed, partner, path, log):
+        seen.append((cand.name, seat, seed, path.name))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(hb, "_train_br_until_plateau", fake_train)
+    with pytest.raises(KeyboardInterrupt):
+        hb.train_unit("lbf", "v2", "br:seq_agent_col", work=tmp_path, log=lambda _m: None)
+    rec = recipes.V2["lbf-v1"]
+    # candidate 1: seed 9300 + 10 * 1 + seat 0, the file build() looks for
+    assert seen == [
+        ("seq_agent_col", 0, 9310, hb._br_file(rec, 1, "seq_agent_col", 0, tmp_path)[1].name)
+    ]
+    assert seen[0][3] == "br-seq_agent_col-seat0-s9310-c8192-max24576-tol0.02.safetensors"
+    with pytest.raises(hb.HeldoutBuildError, match="no candidate 'nobody'.*seq_agent_lexi"):
+        hb.train_unit("lbf", "v2", "br:nobody", work=tmp_path, log=lambda _m: None)
+
+
+@pytest.mark.slow
+def test_units_trained_apart_give_the_build_its_weights_bit_for_bit(tmp_path, monkeypatch):
+    _tiny_v2(monkeypatch)
+    a = hb.build("lbf", "v2", out=tmp_path / "a", work=tmp_path / "wa", log=lambda _m: None)
+    work = tmp_path / "wb"
+    for unit in hb.units("lbf", "v2"):
+        hb.train_unit("lbf", "v2", unit, work=work, log=lambda _m: None)
+    names = json.loads((a / "manifest.json").read_text())["candidates"]["names"]
+    for name in names:
+        hb.train_unit("lbf", "v2", f"br:{name}", work=work, log=lambda _m: None)
+    logs: list[str] = []
+    b = hb.build("lbf", "v2", out=tmp_path / "b", work=work, log=logs.append)
+    assert not any(line.startswith("training") for line in logs), logs  # all found cached
+    for f in sorted(a.rglob("*.safetensors")):
+        assert f.read_bytes() == (b / f.relative_to(a)).read_bytes(), f
 
 
 # ---------------------------------------------------------------------- published v2 sets
