@@ -67,6 +67,9 @@ PINNED: dict[str, str] = {
     "overcooked-forced_coord-v1/v1": (
         "690fe6f1b2a06c4e7639a5718bdb780cb5a3e9863c7e9265c958999379cf86a8"
     ),
+    "overcooked-forced_coord-v2/v2": (
+        "407cb0895c77eebc72228c1acb563e3ee78a2f0da27d90cbdaa3e967a0684184"
+    ),
     "overcooked-forced_coord-v2/human-proxy-v2": (
         "40919c62b9c906e7fbc36aa471dc0d1c5d37f8731c1902ca0af40933a381cd81"
     ),
