@@ -37,6 +37,9 @@ PINNED: dict[str, str] = {
     "overcooked-coord_ring-v1/v1": (
         "d366115d05e61f62a12da4d0770e043147b60523f8734b7157d3c9a11b7eb5a9"
     ),
+    "overcooked-coord_ring-v2/v2": (
+        "fb55a49aa7ba4ac4200d8b9f297099c988fbbb35e066bbe6bdde08390bbedd70"
+    ),
     "overcooked-coord_ring-v2/human-proxy-v2": (
         "e0cdedf68eae2c12e436fd4f281c6b2bdbe517991a6bf71cb9a6f9df9ab404d5"
     ),
