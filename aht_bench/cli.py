@@ -18,6 +18,7 @@ Errors print one message to stderr, without a traceback (`--debug` shows it wher
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -78,18 +79,75 @@ class _TaskType(click.ParamType):
 TASK = _TaskType()
 
 
+def _data_summary() -> str:
+    """Where the heldout sets come from and which published versions are there."""
+    from aht_bench.evaluation import sets
+
+    root = sets.heldout_root()
+    label = next((lab for lab, f in sets.heldout_search() if f == root), "none")
+    if not root.is_dir():
+        return f"heldout data: none found ({sets.searched_text()})"
+    found = []
+    for task_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+        versions = sets.published_versions(task_dir.name)
+        if versions:
+            found.append(f"{task_dir.name} {','.join(versions)}")
+    return f"heldout data: {root} ({label}); published sets: " + ("; ".join(found) or "none")
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo(f"aht-bench, version {__version__}")
+    click.echo(_data_summary())
+    ctx.exit()
+
+
+def _set_heldout(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
+    if value is not None:
+        from aht_bench.evaluation.sets import HELDOUT_ENV
+
+        os.environ[HELDOUT_ENV] = str(value.resolve())
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="aht-bench")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Print the version and the heldout data it finds, and exit.",
+)
+@click.option(
+    "--heldout",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    expose_value=False,
+    is_eager=True,
+    callback=_set_heldout,
+    help="The heldout/ folder to use (as $AHT_BENCH_HELDOUT; default: the checkout's, else the "
+    "sets installed with aht-bench; `aht-bench heldout where` shows the order).",
+)
 def main() -> None:
     """aht-bench: environments, teammates and evaluation for ad hoc teamwork."""
 
 
 @main.command()
-def tasks() -> None:
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON list of {task_id, alias, description}."
+)
+def tasks(as_json: bool) -> None:
     """List the registered tasks and their short aliases."""
     from aht_bench import envs
 
     short = {v: k for k, v in envs.aliases().items()}
+    if as_json:
+        rows = [
+            {"task_id": t, "alias": short.get(t), "description": envs.describe(t)}
+            for t in envs.registered_ids()
+        ]
+        click.echo(json.dumps(rows, indent=1))
+        return
     for task_id in envs.registered_ids():
         alias = f" (alias: {short[task_id]})" if task_id in short else ""
         click.echo(f"{task_id:32s} {envs.describe(task_id)}{alias}")
@@ -134,17 +192,20 @@ def render(task_id: str, out: Path, seed: int, policy: str, fps: float) -> None:
     )
 
 
-def _teammate(task_id: str, name: str) -> Any:
-    """The teammate `name` for `task_id`: None (uniform random) or a heuristic policy."""
-    if name == "random":
-        return None
-    from aht_bench.policies.heuristics import make_heuristic
+def _teammate(task_id: str, name: str) -> tuple[Any, Any]:
+    """(policy, params) of the teammate `name` for `task_id` (`resolve_teammate`: random, a
+    heuristic or heldout:<version>:<member>); a bad name is a usage error, a set that fails
+    its integrity check exit 5."""
+    from aht_bench.evaluation.sets import TeammateSetIntegrityError
+    from aht_bench.evaluation.teammates import resolve_teammate
 
     try:
-        return make_heuristic(task_id, name)
+        return resolve_teammate(task_id, name)
+    except TeammateSetIntegrityError as e:
+        click.echo(f"error: teammate set integrity check failed: {e}", err=True)
+        raise click.exceptions.Exit(EXIT_TEAMMATE_INTEGRITY) from None
     except ValueError as e:
-        hint = "or random (uniform actions)"
-        raise click.BadParameter(f"{str(e).rstrip('.')}; {hint}", param_hint="--teammate") from None
+        raise click.BadParameter(str(e), param_hint="--teammate") from None
 
 
 def _internal_error(error: Exception, debug: bool) -> click.exceptions.Exit:
@@ -182,9 +243,10 @@ def _agent_failed(error: Exception, code: int, debug: bool) -> click.exceptions.
     "--teammate",
     default="random",
     show_default=True,
-    help="Partner in every other seat: random (uniform actions) or a heuristic of the task "
+    help="Partner in every other seat: random (uniform actions), a heuristic of the task "
     "(LBF: lexi, rlexi, col, rcol, nearest, farthest; Overcooked: onion_agent_<p>, "
-    "plate_agent_<p>, independent_agent_<p>, static).",
+    "plate_agent_<p>, independent_agent_<p>, static) or a heldout member, "
+    "heldout:<version>:<member> (e.g. heldout:v2:ippo_mlp_0).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the first episode.")
 @click.option(
@@ -258,7 +320,7 @@ def check_agent(
             f"{task_id} has {num_agents} seats; pass --seat in [0, {num_agents})",
             param_hint="--seat",
         )
-    partner = _teammate(task_id, teammate)
+    partner, partner_params = _teammate(task_id, teammate)
     limits = {
         "load_timeout": load_timeout,
         "step_timeout": step_timeout,
@@ -267,7 +329,7 @@ def check_agent(
         "sandbox": not no_sandbox,
     }
     try:
-        env = EgoEnv(task_id, teammate=partner, seat=seat)
+        env = EgoEnv(task_id, teammate=partner, teammate_params=partner_params, seat=seat)
         returns = _play_agent_file(env, path, episodes, steps, seed, None if no_isolate else limits)
     except AgentLoadError as e:
         raise _agent_failed(e, EXIT_AGENT_LOAD, debug) from None
@@ -1226,13 +1288,25 @@ def heldout_build(
 
 
 @heldout.command("list")
-def heldout_list() -> None:
+@click.option("--json", "as_json", is_flag=True, help="The sets as one JSON list.")
+def heldout_list(as_json: bool) -> None:
     """Every shipped set: task, version, members and the diversity of published sets."""
     from aht_bench import heldout as ho
 
     rows = ho.list_sets()
+    if rows and as_json:
+        click.echo(json.dumps(rows, indent=1))
+        return
     if not rows:
-        click.echo("no teammate sets found")
+        from aht_bench.evaluation.sets import HELDOUT_ENV, searched_text
+
+        click.echo(
+            f"error: no teammate sets found; looked in {searched_text()}. Fix: install "
+            f"aht-bench with its data, run from a checkout, or pass --heldout DIR "
+            f"(${HELDOUT_ENV})",
+            err=True,
+        )
+        raise click.exceptions.Exit(EXIT_USAGE)
     for row in rows:
         if "error" in row:
             click.echo(f"{row['task_id']}/{row['version']}: UNREADABLE: {row['error']}")
@@ -1250,13 +1324,48 @@ def heldout_list() -> None:
         click.echo(f"    {', '.join(str(m) for m in row['members'])}")
 
 
+@heldout.command("where")
+def heldout_where() -> None:
+    """Where the heldout sets are looked up, in order, and which folder is used."""
+    from aht_bench.evaluation import sets
+
+    root = sets.heldout_root()
+    search = sets.heldout_search()
+    first = next((i for i, (_, f) in enumerate(search, 1) if f is not None), None)
+    for i, (label, folder) in enumerate(search, 1):
+        if folder is None:
+            state = "none"
+        elif not folder.is_dir():
+            state = f"{folder} (missing)"
+        else:
+            n = sum(1 for t in folder.iterdir() if t.is_dir() for v in t.glob("*/manifest.json"))
+            state = f"{folder} ({n} sets)"
+        used = "  <- used" if i == first else ""
+        click.echo(f"{i}. {label}: {state}{used}")
+    if not root.is_dir():
+        click.echo(
+            "no heldout folder found: pass --heldout DIR or install aht-bench with its data",
+            err=True,
+        )
+        raise click.exceptions.Exit(EXIT_USAGE)
+    click.echo(_data_summary())
+
+
 @heldout.command("show")
 @click.option("--task", "task_id", type=TASK, required=True, help="Task id or alias.")
 @click.option("--version", default="v1", show_default=True, help="Set version or folder.")
-def heldout_show(task_id: str, version: str) -> None:
+@click.option(
+    "--json", "as_json", is_flag=True, help="The verified set's manifest, as JSON, with its sha256."
+)
+def heldout_show(task_id: str, version: str, as_json: bool) -> None:
     """Verify one set and print its members, kinds, bounds and who set them."""
     eval_set = _verified_set(task_id, version, "--version")
     manifest = eval_set.manifest or {}
+    if as_json:
+        out = {"set_id": eval_set.set_id, "manifest_sha256": eval_set.manifest_sha256,
+               "published": not eval_set.is_development, "manifest": manifest}  # fmt: skip
+        click.echo(json.dumps(out, indent=1))
+        return
     click.echo(f"{eval_set.set_id} (manifest sha256 {eval_set.manifest_sha256}): verified")
     if manifest.get("status"):
         click.echo(manifest["status"])

@@ -151,16 +151,68 @@ def looks_published(version: str) -> bool:
     return tail[:1] == "v" and tail[1:].isdigit()
 
 
+DATA_PACKAGE = "aht_bench_heldout"
+"""The import name under which an installed aht-bench carries the heldout sets (package data of
+the wheel, built from the checkout's heldout/ folder: see pyproject.toml)."""
+
+
+def checkout_heldout_root() -> Path | None:
+    """heldout/ of the checkout the package runs from (an editable install or the source tree),
+    or None when the package is installed elsewhere (site-packages)."""
+    root = Path(__file__).resolve().parents[2]
+    if (root / "pyproject.toml").is_file() and (root / "heldout").is_dir():
+        return root / "heldout"
+    return None
+
+
+def installed_heldout_root() -> Path | None:
+    """The heldout sets installed with the package (`aht_bench_heldout`), or None."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(DATA_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    return folder if folder.is_dir() else None
+
+
 def package_heldout_root() -> Path:
-    """The heldout/ folder that ships with the package (next to it in a checkout)."""
-    return Path(__file__).resolve().parents[2] / "heldout"
+    """The heldout/ folder that ships with the package: the checkout's, else the installed data
+    (the sets whose locks `pins` pins; a folder given by $AHT_BENCH_HELDOUT is checked against
+    the same pins)."""
+    return (
+        checkout_heldout_root()
+        or installed_heldout_root()
+        or Path(__file__).resolve().parents[2] / "heldout"
+    )
+
+
+def heldout_search() -> list[tuple[str, Path | None]]:
+    """Where the heldout sets are looked up, in order: ($AHT_BENCH_HELDOUT or `--heldout DIR`,
+    the checkout's heldout/, the installed data), each with its folder or None where there is
+    none. `heldout_root` takes the first that exists."""
+    override = os.environ.get(HELDOUT_ENV)
+    return [
+        (f"${HELDOUT_ENV} / --heldout", Path(override) if override else None),
+        ("the checkout's heldout/", checkout_heldout_root()),
+        (f"the installed data ({DATA_PACKAGE})", installed_heldout_root()),
+    ]
+
+
+def searched_text() -> str:
+    """The lookup order as one line, for "not found" messages."""
+    parts = []
+    for label, folder in heldout_search():
+        parts.append(f"{label}: {folder if folder is not None else 'none'}")
+    return "; ".join(parts)
 
 
 def heldout_root() -> Path:
-    """The heldout/ folder: $AHT_BENCH_HELDOUT, else the package's own (`package_heldout_root`)."""
-    override = os.environ.get(HELDOUT_ENV)
-    if override:
-        return Path(override)
+    """The heldout/ folder: $AHT_BENCH_HELDOUT (the CLI's `--heldout DIR` sets it) if set, else
+    the checkout's, else the sets installed with the package (`heldout_search`)."""
+    for _label, folder in heldout_search():
+        if folder is not None:
+            return folder
     return package_heldout_root()
 
 
@@ -226,7 +278,16 @@ def resolve_set_folder(task_id: str, name: str | os.PathLike[str]) -> Path:
             else f"no set is shipped for {task_id} (tasks with sets: "
             f"{', '.join(tasks_with_sets()) or 'none'})"
         )
-        raise TeammateSetError(f"no teammate set {text!r} for {task_id}; {have}")
+        fix = (
+            ""
+            if versions
+            else "; looked in " + searched_text() + ". Fix: install aht-bench with its data "
+            "(pip install aht-bench), run from a checkout, or point --heldout DIR / "
+            f"${HELDOUT_ENV} at a heldout/ folder"
+        )
+        raise TeammateSetError(
+            f"no teammate set {text!r} for {task_id} in {heldout_root()}; {have}{fix}"
+        )
     return folder
 
 

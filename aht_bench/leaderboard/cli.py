@@ -33,8 +33,26 @@ Exit codes:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-def leaderboard() -> None:
+@click.option(
+    "--board",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    help="The leaderboard folder (as $AHT_BENCH_LEADERBOARD; default: leaderboard/ of the "
+    "checkout aht-bench runs from; outside a checkout it must be given).",
+)
+def leaderboard(board: Path | None) -> None:
     """The leaderboard in leaderboard/: submit result records, render the table, verify entries."""
+    import os
+
+    from aht_bench.leaderboard import entries
+
+    if board is not None:
+        os.environ[entries.LEADERBOARD_ENV] = str(board.resolve())
+    try:
+        entries.leaderboard_root()
+    except entries.NoBoardError as e:
+        click.echo(f"error: {e}", err=True)
+        raise click.exceptions.Exit(EXIT_USAGE) from None
 
 
 def _internal_error(error: Exception, debug: bool) -> click.exceptions.Exit:

@@ -52,10 +52,39 @@ def repo_root() -> Path:
     return Path(__file__).resolve().parents[2]
 
 
+class NoBoardError(EntryError):
+    """No leaderboard folder: the package runs outside a checkout and none was given."""
+
+
+OUTSIDE_HELP = (
+    "aht-bench runs outside a checkout of its repository, so there is no leaderboard/ to "
+    "write to (an installed package never writes into site-packages). To submit: score your "
+    "agent with `aht-bench evaluate my_agent.py --task TASK --out result.json`; in a checkout "
+    "of the repository copy the agent file to agents/<you>/, run `aht-bench leaderboard "
+    "submit result.json --name NAME --agent agents/<you>/my_agent.py` and open a pull request "
+    "with the entry and the agent file; CI re-runs it before it ranks (docs/leaderboard.md). "
+    "For a board of your own pass --board DIR."
+)
+
+
+def checkout_leaderboard() -> Path | None:
+    """leaderboard/ of the checkout the package runs from, or None outside one (installed)."""
+    root = repo_root()
+    if (root / "pyproject.toml").is_file() and (root / "leaderboard").is_dir():
+        return root / "leaderboard"
+    return None
+
+
 def leaderboard_root() -> Path:
-    """The leaderboard folder: $AHT_BENCH_LEADERBOARD, else leaderboard/ of the checkout."""
+    """The leaderboard folder: $AHT_BENCH_LEADERBOARD (the CLI's `--board DIR` sets it), else
+    leaderboard/ of the checkout; outside a checkout with neither, a `NoBoardError`."""
     override = os.environ.get(LEADERBOARD_ENV)
-    return Path(override) if override else repo_root() / "leaderboard"
+    if override:
+        return Path(override)
+    board = checkout_leaderboard()
+    if board is None:
+        raise NoBoardError(OUTSIDE_HELP)
+    return board
 
 
 def entries_folder(root: Path | None = None) -> Path:
