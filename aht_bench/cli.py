@@ -180,8 +180,12 @@ def render(task_id: str, out: Path, seed: int, policy: str, fps: float) -> None:
     env = envs.make(task_id)
     start = time.perf_counter()
     episode = record_episode(env, seed=seed, policy=policy)
-    with click.progressbar(episode.states, label=f"rendering {len(episode.states)} frames") as bar:
-        frames = [render_frame(env, s) for s in bar]
+    from tqdm import tqdm
+
+    frames = [
+        render_frame(env, s)
+        for s in tqdm(episode.states, desc="rendering frames", unit="frame", file=sys.stderr)
+    ]
     save_gif(frames, out, fps=fps)
     end = "terminated" if episode.terminated else "reached the horizon"
     click.echo(
@@ -617,12 +621,9 @@ Exit codes:
 130  stopped by Ctrl-C (nothing written)"""
 
 
-def _show_label(item: Any) -> str | None:
-    return None if item is None else str(item)
-
-
 class _Progress:
-    """A click progress bar that appears on the first update (when the total is known)."""
+    """A tqdm bar on stderr (the one progress style of every command: train, heldout build and
+    the experiments use tqdm too) that appears on the first update, when the total is known."""
 
     def __init__(self, enabled: bool, label: str) -> None:
         self.enabled = enabled
@@ -634,17 +635,17 @@ class _Progress:
         if not self.enabled:
             return
         if self._bar is None:
-            self._bar = click.progressbar(
-                length=total, label=self.label, item_show_func=_show_label, show_pos=False
-            )
-            self._bar.__enter__()
-        self._bar.update(done - self._done, current_item=what)
+            from tqdm import tqdm
+
+            self._bar = tqdm(total=total, desc=self.label, file=sys.stderr, dynamic_ncols=True)
+        self._bar.set_postfix_str(what, refresh=False)
+        self._bar.update(done - self._done)
         self._done = done
 
     def close(self) -> None:
         """End the bar; the next update starts a new one."""
         if self._bar is not None:
-            self._bar.__exit__(None, None, None)
+            self._bar.close()
             self._bar = None
             self._done = 0
 

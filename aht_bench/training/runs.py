@@ -1039,7 +1039,8 @@ def train(
             _check_finite(host, loop.checked_params(algo, state), first, loop)
             now = time.perf_counter()
             if call_start == loop_start:
-                log(f"first call (compile + {per_call} {unit}(s)): {now - call_start:.1f}s")
+                with tqdm.external_write_mode(file=sys.stderr):  # the bar is redrawn after
+                    log(f"first call (compile + {per_call} {unit}(s)): {now - call_start:.1f}s")
             train_s += now - call_start
             call_start = now
             with run.metrics.open("a") as f:
