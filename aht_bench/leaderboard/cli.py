@@ -97,6 +97,19 @@ def _summary(entry: dict[str, Any]) -> str:
     "record: once per seed, in seed order (default: meta.agent_paths).",
 )
 @click.option("--replace", is_flag=True, help="Overwrite an entry of the same name, task and set.")
+@click.option(
+    "--no-rerun",
+    is_flag=True,
+    help="Write the entry without re-running its agent (it stays unranked until `leaderboard "
+    "verify` re-runs it).",
+)
+@click.option(
+    "--episodes",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Episodes per teammate and seating of the re-run (at most the record's).",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks of internal errors.")
 def submit(
     result: Path,
@@ -104,6 +117,8 @@ def submit(
     description: str,
     agent: tuple[Path, ...],
     replace: bool,
+    no_rerun: bool,
+    episodes: int,
     debug: bool,
 ) -> None:
     """Check the result record RESULT (written by `aht-bench evaluate --out`) and add it to
@@ -112,8 +127,11 @@ def submit(
     Checked: the record's schema; the heldout set (a shipped version, its manifest sha256,
     members, bounds and seatings); every score, recomputed from the per-episode returns; the
     agent file's sha256 when the file is in the repository (every seed's file, for a record
-    of several seeds); the payload sha256. Nothing is written when a check fails. Then run
-    `aht-bench leaderboard render`.
+    of several seeds); the payload sha256. Then the agent is re-run in the sandbox as
+    `leaderboard verify` does, and the entry is ranked (its line in leaderboard/verified.json)
+    when the re-run reproduces the record; an agent file outside the repository cannot be
+    re-run and its entry stays unranked. Nothing is written when a check or the re-run fails.
+    Then run `aht-bench leaderboard render`.
 
     \b
     aht-bench leaderboard submit results/my_agent/lbf-v1.json --name "my agent" \\
@@ -129,6 +147,7 @@ def submit(
         description = entries.check_description(description)
     except entries.EntryError as e:
         raise click.BadParameter(str(e), param_hint="--description") from None
+    target, previous = _target_of(result, name)
     try:
         path, entry, report = board.submit(
             result, name, description, agent=list(agent) or None, replace=replace
@@ -153,12 +172,59 @@ def submit(
         click.echo(f"ok: {line}")
     for note in report.notes:
         click.echo(f"note: {note}")
-    click.echo(f"wrote {path} ({_summary(entry)})")
+    if no_rerun:
+        click.echo(f"wrote {path} ({_summary(entry)})")
+        click.echo(
+            f"next: `aht-bench leaderboard verify {path.stem}` re-runs the agent in the sandbox "
+            "(the entry is ranked only once a re-run reproduces it), then `aht-bench leaderboard "
+            "render` updates leaderboard/README.md and index.html"
+        )
+        return
     click.echo(
-        f"next: `aht-bench leaderboard verify {path.stem}` re-runs the agent in the sandbox (the "
-        "entry is ranked only once a re-run reproduces it), then `aht-bench leaderboard render` "
-        "updates leaderboard/README.md and index.html"
+        f"re-running the agent in the sandbox ({episodes} episodes per teammate and seating)..."
     )
+    try:
+        v = board.verify(path, rerun=True, episodes=episodes)
+    except BaseException:
+        _undo(path if target is None else target, previous)
+        raise
+    if v.rerun_skipped:
+        click.echo(f"note: {v.rerun_skipped}")
+    _print_rerun(v)
+    if not v.ok:
+        _undo(path, previous if target == path else None)
+        for problem in v.report.problems:
+            click.echo(f"error: {problem.message}", err=True)
+        click.echo("submission rejected: the re-run did not reproduce the record; nothing was "
+                   "written", err=True)  # fmt: skip
+        raise click.exceptions.Exit(EXIT_FAILED)
+    ranked = "ranked" if v.rerun is not None else "unranked (not re-run)"
+    click.echo(f"wrote {path} ({_summary(entry)}); {ranked}")
+    click.echo("next: `aht-bench leaderboard render` updates leaderboard/README.md and index.html")
+
+
+def _target_of(result: Path, name: str) -> tuple[Path | None, bytes | None]:
+    """The entry file `submit` would write for the record `result` and its current bytes (None
+    where it cannot tell or there is none): what a failed re-run restores."""
+    from aht_bench.leaderboard import entries
+
+    try:
+        payload = entries.read_json(result)["payload"]
+        slug = entries.entry_slug(
+            entries.check_name(name), payload["task_id"], payload["teammate_set"]["version"]
+        )
+    except (entries.EntryError, KeyError, TypeError):
+        return None, None
+    target = entries.entries_folder() / f"{slug}.json"
+    return target, (target.read_bytes() if target.is_file() else None)
+
+
+def _undo(path: Path, previous: bytes | None) -> None:
+    """Put the entry file back as it was before `submit`: its old bytes, or no file."""
+    if previous is None:
+        path.unlink(missing_ok=True)
+    else:
+        path.write_bytes(previous)
 
 
 @leaderboard.command(epilog=EXIT_CODES_HELP)

@@ -193,7 +193,20 @@ def run(root: Path, *args: str):
     )
 
 
-def submit_cli(root: Path, result: Path, name: str = "random (example)", *extra: str):
+def submit_cli(
+    root: Path, result: Path, name: str = "random (example)", *extra: str, rerun: bool = False
+):
+    """`leaderboard submit`, by default without its re-run (`--no-rerun`): the tests of the
+    re-run at submission pass `rerun=True`."""
+    flags = () if rerun else ("--no-rerun",)
     return run(
-        root, "submit", str(result), "--name", name, "--description", "uniform random", *extra
+        root,
+        "submit",
+        str(result),
+        "--name",
+        name,
+        "--description",
+        "uniform random",
+        *flags,
+        *extra,
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from lb_helpers import RECORD, run, submit_cli
+from lb_helpers import RECORD, load_record, rescore, returns_of, run, submit_cli
 
 from aht_bench.leaderboard import ledger, render
 from aht_bench.leaderboard.cli import EXIT_FAILED, EXIT_OK
@@ -100,3 +100,36 @@ def test_since_lists_entries_and_ledger_lines_changed_since_a_git_revision(tmp_p
     assert result.exit_code == EXIT_OK, result.output
     assert "2 entries added or changed since HEAD" in result.output
     assert SLUG in result.output and "random-again--lbf-v1--v1" in result.output
+
+
+def test_submit_reruns_the_agent_and_ranks_an_entry_that_reproduces(tmp_path):
+    root = tmp_path / "board"
+    result = submit_cli(root, RECORD, "random (example)", "--episodes", "2", rerun=True)
+    assert result.exit_code == EXIT_OK, result.output
+    assert "re-run: 2 episodes per teammate and seating" in result.output
+    assert "; ranked" in result.output
+    entry = json.loads((root / "entries" / f"{SLUG}.json").read_text())
+    assert ledger.status(SLUG, entry, ledger.read(root)) == ledger.RERUN
+
+
+def test_submit_of_a_consistent_forgery_fails_its_rerun_and_writes_nothing(tmp_path):
+    """Every return set to the member's upper bound, every score recomputed and the payload
+    rehashed: the checks pass, the re-run of the random agent does not come close, and the
+    submission leaves no entry and no ledger line (nor touches the entry it would replace)."""
+    record = load_record()
+    upper = [m["upper"] for m in record["payload"]["members"]]
+    forged = rescore(record, returns_of(record) * 0 + [[[u]] for u in upper])
+    path = tmp_path / "forged.json"
+    path.write_text(json.dumps(forged))
+    root = tmp_path / "board"
+    assert submit_cli(root, RECORD, "random (example)").exit_code == EXIT_OK
+    before = (root / "entries" / f"{SLUG}.json").read_bytes()
+    result = submit_cli(root, path, "random (example)", "--replace", "--episodes", "2", rerun=True)
+    assert result.exit_code == EXIT_FAILED, result.output
+    assert "the re-run did not reproduce the record; nothing was written" in result.stderr
+    assert "is outside [1.000, 1.000]" in result.stderr
+    assert (root / "entries" / f"{SLUG}.json").read_bytes() == before
+    assert SLUG not in ledger.read(root)
+    result = submit_cli(root, path, "forged", "--episodes", "2", rerun=True)
+    assert result.exit_code == EXIT_FAILED
+    assert not (root / "entries" / "forged--lbf-v1--v1.json").exists()
