@@ -58,3 +58,14 @@ def test_training_signal_reports_best_returns_and_last_entropies(tmp_path, capsy
     assert "max sp_return 4" in capsys.readouterr().out
     assert signal.main([str(tmp_path / "missing")]) == 2
     assert "no metrics.jsonl" in capsys.readouterr().out
+
+
+@pytest.mark.slow  # compiles the LBF vector step and the EgoEnv's
+def test_gym_vector_script_writes_a_row_with_its_ratio(tmp_path, capsys):
+    gym_vector = _load("gym_vector")
+    out = tmp_path / "gym_vector.json"
+    argv = ["--task", "lbf-v1", "--teammate", "lexi", "--num-envs", "2", "--steps", "2"]
+    assert gym_vector.main([*argv, "--repeats", "1", "--out", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["task"] == "lbf-v1" and row["teammate"] == "lexi" and row["ratio"] > 0
+    assert "lbf-v1" in capsys.readouterr().out

@@ -5,12 +5,18 @@
     obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
 
 or, after `import aht_bench.envs.gym`, `gymnasium.make("aht_bench/overcooked-forced_coord-v1")`.
+A teammate can be named: `teammate="lexi"` (a heuristic), `"heldout:v2:ippo_mlp_0"` (a member of
+a heldout set) or `"random"`, resolved once by `aht_bench.evaluation.teammates`. Every id is
+registered with `max_episode_steps` = the task's horizon and with `aht_bench.envs.vector`'s
+jitted `EgoVectorEnv` as its `vector_entry_point` (`gymnasium.make_vec`).
 
 The JAX `reset`/`step` of a task are jitted once per task id and cached at module level
 (`compiled_task`), so building many shells (vector envs, the PettingZoo shell in `pz`) never
 recompiles. Every random draw, the JAX keys included, comes from the seed given to `reset`.
 
-May import numpy, jax, gymnasium and aht_bench.envs (core, registry, tasks).
+May import numpy, jax, gymnasium and aht_bench.envs (core, registry, tasks); resolving a
+teammate's name imports `aht_bench.evaluation.teammates` (the names live above the envs) and a
+protocol-policy teammate `aht_bench.policies.runner`, both lazily, when they are used.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from gymnasium import spaces
 
 from aht_bench.envs import tasks as _tasks  # noqa: F401  (registers every task)
 from aht_bench.envs.core import Environment, EnvState, TimeStep
-from aht_bench.envs.registry import make, registered_ids, resolve
+from aht_bench.envs.registry import make, registered_horizon, registered_ids, resolve
 
 REWARD_MODES = ("base", "shaped")
 GYMNASIUM_NAMESPACE = "aht_bench"
@@ -43,6 +49,7 @@ class CompiledTask(NamedTuple):
     env: Environment
     reset: Callable[..., Any]  # (seed uint32 ()) -> (key, state, timestep)
     step: Callable[..., Any]  # (key, state, actions int32 (A,)) -> (key, state, timestep)
+    action_mask: Callable[..., Any] | None  # (state) -> bool (A, num_actions); None: no mask
 
 
 @functools.cache
@@ -64,7 +71,21 @@ def compiled_task(task_id: str) -> CompiledTask:
         state, timestep = env.step(step_key, state, actions)
         return key, state, timestep
 
-    return CompiledTask(env=env, reset=jax.jit(_reset), step=jax.jit(_step))
+    mask = getattr(env, "action_mask", None)
+    return CompiledTask(
+        env=env,
+        reset=jax.jit(_reset),
+        step=jax.jit(_step),
+        action_mask=jax.jit(mask) if callable(mask) else None,
+    )
+
+
+def host_action_mask(task: CompiledTask, state: EnvState) -> np.ndarray | None:
+    """int8 (num_agents, num_actions): 1 where an action is legal in `state`, None for tasks
+    without a mask. int8 because `gymnasium.spaces.Discrete.sample(mask=...)` takes that."""
+    if task.action_mask is None:
+        return None
+    return np.asarray(task.action_mask(state), dtype=np.int8)
 
 
 class HostTimeStep(NamedTuple):
@@ -92,11 +113,26 @@ def to_host(timestep: TimeStep) -> HostTimeStep:
     )
 
 
-def _is_policy(teammate: Any) -> bool:
+def is_policy(teammate: Any) -> bool:
     """Whether `teammate` follows the policy protocol (init_carry + act), not a bare callable."""
     return callable(getattr(teammate, "init_carry", None)) and callable(
         getattr(teammate, "act", None)
     )
+
+
+def resolve_teammate_name(task_id: str, teammate: Any, teammate_params: Any) -> tuple[Any, Any]:
+    """`(teammate, params)` with a teammate given by name (a str) resolved into its policy and
+    params (`aht_bench.evaluation.teammates`); anything else passes through unchanged."""
+    if not isinstance(teammate, str):
+        return teammate, teammate_params
+    if teammate_params is not None:
+        raise ValueError(
+            f"teammate={teammate!r} is a name, which brings its own params; leave "
+            "teammate_params=None (pass teammate_params only with a policy object)"
+        )
+    from aht_bench.evaluation.teammates import resolve_teammate  # names live above the envs
+
+    return resolve_teammate(task_id, teammate)
 
 
 def render_modes_of(env: Environment) -> list[str]:
@@ -141,6 +177,17 @@ def check_reward_mode(reward: str, shaped_coef: float) -> None:
         raise ValueError(f"shaped_coef must be a finite number, got {shaped_coef!r}")
 
 
+def check_seat(env: Environment, seat: Any) -> None:
+    """Raise a TypeError or ValueError naming the valid seats if `seat` is not one of `env`'s."""
+    if isinstance(seat, bool) or not isinstance(seat, numbers.Integral):
+        raise TypeError(f"seat must be an int in [0, {env.num_agents}), got {seat!r}")
+    if not 0 <= int(seat) < env.num_agents:
+        raise ValueError(
+            f"seat {seat} is out of range: {env.task_id} has {env.num_agents} seats, "
+            f"pass seat in [0, {env.num_agents})"
+        )
+
+
 def observation_space_of(env: Environment) -> spaces.Box:
     """Box over one agent's flat observation, from the task's `observation_bounds()`."""
     low, high = env.observation_bounds()
@@ -176,7 +223,7 @@ class FoldedSeats:
 
     def __init__(self, task_id: str, num_actions: int, teammates: dict[int, tuple[Any, Any]]):
         for seat, (teammate, _) in teammates.items():
-            if teammate is not None and not callable(teammate) and not _is_policy(teammate):
+            if teammate is not None and not callable(teammate) and not is_policy(teammate):
                 raise TypeError(
                     f"the teammate of seat {seat} must be a policy (init_carry + act, see "
                     "aht_bench.policies), a callable obs -> action, or None for uniform random; "
@@ -190,7 +237,7 @@ class FoldedSeats:
 
     def reset(self, np_random: np.random.Generator) -> None:
         """Fresh carries and PRNG streams for the protocol-policy teammates (call at each reset)."""
-        policy_seats = [s for s, (t, _) in self.teammates.items() if _is_policy(t)]
+        policy_seats = [s for s, (t, _) in self.teammates.items() if is_policy(t)]
         if not policy_seats:
             return
         from aht_bench.policies.runner import PolicyRunner  # the policies layer imports envs
@@ -229,13 +276,17 @@ class EgoEnv(gymnasium.Env):
 
     Args:
         task: a registered id or alias, e.g. ``"lbf-v1"`` or ``"forced_coord"``.
-        teammate: either a policy of the protocol in ``aht_bench.policies`` (heuristic or
-            network, with its ``teammate_params``), run for each non-ego seat with its own
-            carry, reset and reseeded at every ``reset``; or any callable
-            ``obs (obs_dim,) float32 -> int action``, called once per step for each non-ego
-            seat with that seat's observation; None plays uniform random actions drawn from
+        teammate: either a name (a str: ``"random"``, a heuristic of the task such as
+            ``"lexi"`` or ``"onion_agent_0.1"``, or ``"heldout:<version>:<member>"``, e.g.
+            ``"heldout:v2:ippo_mlp_0"``; see `aht_bench.evaluation.teammates`); or a policy of
+            the protocol in ``aht_bench.policies`` (heuristic or network, with its
+            ``teammate_params``), run for each non-ego seat with its own carry, reset and
+            reseeded at every ``reset``; or any callable ``obs (obs_dim,) float32 -> int
+            action``, called once per step for each non-ego seat with that seat's
+            observation; None (or ``"random"``) plays uniform random actions drawn from
             ``self.np_random``. Either way ``reset(seed=...)`` fixes the whole episode.
-        teammate_params: the params of a protocol-policy teammate (None for heuristics).
+        teammate_params: the params of a protocol-policy teammate (None for heuristics and
+            for named teammates, whose params come with the name).
         seat: the ego agent's index in ``[0, num_agents)``.
         reward: ``"base"`` (the reward evaluation scores) or ``"shaped"``
             (``base + shaped_coef * shaped bonus``).
@@ -244,9 +295,12 @@ class EgoEnv(gymnasium.Env):
             ``render_text`` (``metadata["render_modes"]`` lists the task's), or None.
 
     ``info`` holds the ego seat's ``base_reward``, ``shaped_reward`` and ``episode_return``
-    (base return so far) and the step count ``time``. Episodes end by ``terminated`` (inside
-    the task) or ``truncated`` (at the task's horizon); the shell never resets by itself.
-    ``reset`` accepts ``options`` and ignores them. ``env_state`` is the current JAX `EnvState`.
+    (base return so far) and the step count ``time``; on tasks with an action mask (LBF) also
+    ``action_mask``, int8 (num_actions,), 1 for the ego's legal actions in the new state (the
+    Overcooked and matrix tasks have none: every action is always legal there). Episodes end by
+    ``terminated`` (inside the task) or ``truncated`` (at the task's horizon); the shell never
+    resets by itself. ``reset`` accepts ``options`` and ignores them. ``env_state`` is the
+    current JAX `EnvState`; ``teammate_name`` the name the teammate was given by, if any.
     """
 
     # Every mode some task supports (what `gymnasium.make` sees); instances narrow it to theirs.
@@ -266,17 +320,14 @@ class EgoEnv(gymnasium.Env):
             raise TypeError(f"task must be a task id such as 'sabotage-v1', got {task!r}")
         self._task = compiled_task(resolve(task))
         env = self._task.env
-        if isinstance(seat, bool) or not isinstance(seat, numbers.Integral):
-            raise TypeError(f"seat must be an int in [0, {env.num_agents}), got {seat!r}")
-        if not 0 <= seat < env.num_agents:
-            raise ValueError(
-                f"seat {seat} is out of range: {env.task_id} has {env.num_agents} seats, "
-                f"pass seat in [0, {env.num_agents})"
-            )
-        if teammate is not None and not callable(teammate) and not _is_policy(teammate):
+        check_seat(env, seat)
+        self.teammate_name = teammate if isinstance(teammate, str) else None
+        teammate, teammate_params = resolve_teammate_name(env.task_id, teammate, teammate_params)
+        if teammate is not None and not callable(teammate) and not is_policy(teammate):
             raise TypeError(
-                "teammate must be a policy (init_carry + act, see aht_bench.policies), a "
-                f"callable obs -> action, or None for uniform random; got {teammate!r}"
+                "teammate must be a policy (init_carry + act, see aht_bench.policies), a name "
+                "(e.g. 'random', 'lexi', 'heldout:v2:ippo_mlp_0'), a callable obs -> action, "
+                f"or None for uniform random; got {teammate!r}"
             )
         check_reward_mode(reward, shaped_coef)
         check_render_mode(env, render_mode)
@@ -323,6 +374,7 @@ class EgoEnv(gymnasium.Env):
         self._obs = host.obs
         self._done = False
         info = {"episode_return": float(host.episode_return[self.seat]), "time": host.time}
+        self._add_action_mask(info)
         return self._obs[self.seat].copy(), info
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
@@ -347,7 +399,14 @@ class EgoEnv(gymnasium.Env):
             "episode_return": float(host.episode_return[self.seat]),
             "time": host.time,
         }
+        self._add_action_mask(info)
         return self._obs[self.seat].copy(), reward, host.terminated, host.truncated, info
+
+    def _add_action_mask(self, info: dict[str, Any]) -> None:
+        assert self._state is not None
+        mask = host_action_mask(self._task, self._state)
+        if mask is not None:
+            info["action_mask"] = mask[self.seat]
 
     def render(self) -> np.ndarray | str | None:
         if self.render_mode is None:
@@ -364,7 +423,10 @@ class EgoEnv(gymnasium.Env):
 def register_gymnasium_envs() -> None:
     """Register every task id as ``aht_bench/<id>`` with Gymnasium (idempotent).
 
-    Builds nothing: a task's backend is imported when `gymnasium.make` first builds it.
+    ``max_episode_steps`` is the task's horizon (so `gymnasium.make` adds its `TimeLimit`
+    at the step where the task truncates anyway), and ``vector_entry_point`` the jitted
+    `aht_bench.envs.vector.EgoVectorEnv`. Builds nothing: a task's backend is imported when
+    `gymnasium.make` first builds it.
     """
     for task_id in registered_ids():
         env_id = f"{GYMNASIUM_NAMESPACE}/{task_id}"
@@ -373,7 +435,9 @@ def register_gymnasium_envs() -> None:
         gymnasium.register(
             id=env_id,
             entry_point="aht_bench.envs.gym:EgoEnv",
+            vector_entry_point="aht_bench.envs.vector:EgoVectorEnv",
             kwargs={"task": task_id},
+            max_episode_steps=registered_horizon(task_id),
             nondeterministic=False,
         )
 

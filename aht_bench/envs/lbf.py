@@ -36,8 +36,10 @@ What this wrapper corrects or adds on top of Jumanji:
   row 6. Here agent positions are drawn again, uniformly over distinct cells without food
   (foods and levels stay Jumanji's). This differs from the paper's start distribution, which
   ran Jumanji's LBF with the bias.
-- Jumanji's action mask is not exposed: an illegal move leaves the agent in place and a load
-  with no food adjacent does nothing, so every action is always allowed.
+- Action mask: every action may be sent (an illegal move leaves the agent in place and a load
+  with no food adjacent does nothing); `LBF.action_mask(state)` gives Jumanji's mask of the
+  actions that can have an effect (its `compute_action_mask`), which the Gymnasium and
+  PettingZoo shells put in `info["action_mask"]`.
 
 Jumanji behaviour kept as is (pinned by tests/envs/test_lbf.py):
 
@@ -62,6 +64,7 @@ from jumanji.environments.routing.lbf import LevelBasedForaging
 from jumanji.environments.routing.lbf.generator import RandomGenerator
 from jumanji.environments.routing.lbf.observer import VectorObserver
 from jumanji.environments.routing.lbf.types import Agent, Food, State
+from jumanji.environments.routing.lbf.utils import compute_action_mask
 from PIL import Image, ImageDraw, ImageFont
 
 from aht_bench.envs.core import Environment, EnvState
@@ -304,7 +307,40 @@ class LBF(Environment[State]):
             problems.append("a food is eaten at step_count 0, before any step")
         return problems
 
+    def action_mask(self, state: EnvState[State]) -> jax.Array:
+        """bool (num_agents, num_actions): Jumanji's legal actions of each agent in `state`.
+
+        noop is always legal; a move is legal if its cell is on the grid and holds no other
+        agent and no uneaten food; load is legal if an uneaten food is 4-adjacent. Jittable.
+        """
+        inner = state.inner
+        mask = jax.vmap(compute_action_mask, (0, None, None))(inner.agents, inner, GRID_SIZE)
+        return jnp.asarray(mask, bool)
+
     # ------------------------------------------------------------------ rendering
+    def render_text(self, state: EnvState[State]) -> str:
+        """One state as a text grid, one two-character cell per grid cell.
+
+        `..` is an empty cell, `F<l>` an uneaten food of level l, `A<l>`, `B<l>`, ... the agent
+        of seat 0, 1, ... with its level (lower case while it loads). The first line gives the
+        step and the base return.
+        """
+        inner = jax.tree.map(np.asarray, state.inner)
+        grid = [[".."] * GRID_SIZE for _ in range(GRID_SIZE)]
+        foods = inner.food_items
+        for (row, col), level, eaten in zip(foods.position, foods.level, foods.eaten, strict=True):
+            if not eaten:
+                grid[row][col] = f"F{int(level)}"
+        agents = inner.agents
+        for seat, ((row, col), level, loading) in enumerate(
+            zip(agents.position, agents.level, agents.loading, strict=True)
+        ):
+            letter = chr(ord("A") + seat)
+            grid[row][col] = f"{letter.lower() if loading else letter}{int(level)}"
+        ret = np.asarray(state.episode_return)
+        head = f"t={int(inner.step_count)}  return={float(ret[0]):g}"
+        return "\n".join([head, *(" ".join(row) for row in grid)])
+
     def render_rgb(self, state: EnvState[State]) -> np.ndarray:
         """One state as a uint8 (H, W, 3) image, `CELL_PX` pixels per cell.
 

@@ -681,6 +681,11 @@ class Overcooked(Environment[OvercookedState]):
         """One frame as uint8 (height * cell, width * cell, 3), drawn with PIL."""
         return _render(self, jax.device_get(state.inner), cell)
 
+    def render_text(self, state: EnvState[OvercookedState]) -> str:
+        """One state as text: the map of docs/overcooked.md with the agents and loose items on
+        it, then one line per seat and per pot (see `_render_text`)."""
+        return _render_text(self, jax.device_get(state.inner), state.episode_return)
+
 
 class OvercookedV2(Overcooked):
     """`overcooked-<layout>-v2`: the game the paper's numbers were measured on.
@@ -803,6 +808,9 @@ class PassShapedOvercooked(Overcooked):
     def render_rgb(self, state: EnvState[Any], cell: int = 48) -> np.ndarray:
         return _render(self, jax.device_get(state.inner.base), cell)
 
+    def render_text(self, state: EnvState[Any]) -> str:
+        return _render_text(self, jax.device_get(state.inner.base), state.episode_return)
+
 
 class PassShapedOvercookedV2(PassShapedOvercooked, OvercookedV2):
     """`PassShapedOvercooked` on `overcooked-<layout>-v2` (v2's reset, v2's shaping)."""
@@ -904,6 +912,51 @@ def _render(env: Overcooked, inner: Any, cell: int) -> np.ndarray:
             item(x + 0.5 - dx * 0.08, y + 0.5 - dy * 0.08, held, 0.8)
         draw.text((x * c + 3, y * c + 1), str(i), fill=(20, 20, 20))
     return np.asarray(image, np.uint8)
+
+
+_KIND_CHARS = {
+    COUNTER: "W",
+    CELL_ONION_PILE: "O",
+    CELL_PLATE_PILE: "B",
+    CELL_POT: "P",
+    CELL_GOAL: "X",
+}
+_ITEM_CHARS = {ONION: "o", PLATE: "b", DISH: "d"}  # loose on a counter
+_ITEM_NAMES = {EMPTY: "nothing", ONION: "an onion", PLATE: "a plate", DISH: "a soup"}
+
+
+def _pot_text(status: int) -> str:
+    if status >= 20:  # 23 - status onions in, not cooking yet
+        onions = POT_EMPTY_STATUS - status
+        return "empty" if onions == 0 else f"{onions} onion{'s' if onions > 1 else ''}"
+    return "soup ready" if status == 0 else f"cooking, {status} steps left"
+
+
+def _render_text(env: Overcooked, inner: Any, episode_return: Any) -> str:
+    """The layout in docs/overcooked.md's symbols (`W` counter, `O` onion pile, `B` plate pile,
+    `P` pot, `X` delivery, blank floor) with the seats as `0`/`1` and loose items on counters as
+    `o` onion, `b` plate, `d` soup; then the step and base return, each seat's cell, facing and
+    held item, and each pot's content."""
+    h, w = env.height, env.width
+    pad = AGENT_VIEW_SIZE - 1
+    maze = np.asarray(inner.maze_map)[pad : pad + h, pad : pad + w]
+    rows = [[_KIND_CHARS.get(int(k), " ") for k in kinds] for kinds in env.kinds]
+    for y, x in zip(*np.nonzero(env.kinds == COUNTER), strict=True):
+        rows[y][x] = _ITEM_CHARS.get(int(maze[y, x, 0]), "W")
+    seats = []
+    for i in range(env.num_agents):
+        x, y = (int(v) for v in np.asarray(inner.agent_pos[i]))
+        rows[y][x] = str(i)
+        facing = ACTION_NAMES[int(inner.agent_dir_idx[i])]
+        held = _ITEM_NAMES.get(int(inner.agent_inv[i]), "?")
+        seats.append(f"seat {i} at ({x},{y}) facing {facing}, holding {held}")
+    pots = [
+        f"pot ({x},{y}): {_pot_text(int(maze[y, x, 2]))}"
+        for x, y in (tuple(int(v) for v in p) for p in env.pot_pos)
+    ]
+    ret = float(np.asarray(episode_return)[0])
+    head = f"t={int(inner.step)}  return={ret:g}"
+    return "\n".join([head, *("".join(r) for r in rows), *seats, *pots])
 
 
 def make_overcooked(layout: str, version: int = 1) -> Overcooked:

@@ -37,6 +37,7 @@ from aht_bench.envs.gym import (
     check_render_mode,
     check_reward_mode,
     compiled_task,
+    host_action_mask,
     observation_space_of,
     render_modes_of,
     render_state,
@@ -65,8 +66,10 @@ class ParallelEnv(pettingzoo.ParallelEnv[AgentID, np.ndarray, int]):
             from the ``reset`` seed.
 
     Each agent's info holds its ``base_reward``, ``shaped_reward``, ``episode_return`` (base
-    return so far) and the step count ``time``. When the episode ends (every seat terminates or
-    truncates together) ``agents`` becomes empty; call ``reset`` to start another.
+    return so far) and the step count ``time``, and on tasks with an action mask (LBF) its
+    ``action_mask``, int8 (num_actions,), as in `aht_bench.envs.gym.EgoEnv`. When the episode
+    ends (every seat terminates or truncates together) ``agents`` becomes empty; call
+    ``reset`` to start another.
     """
 
     metadata: dict[str, Any] = {
@@ -159,6 +162,7 @@ class ParallelEnv(pettingzoo.ParallelEnv[AgentID, np.ndarray, int]):
             a: {"episode_return": float(host.episode_return[i]), "time": host.time}
             for a, i in self._seat_of.items()
         }
+        self._add_action_masks(infos)
         return obs, infos
 
     def step(
@@ -192,6 +196,7 @@ class ParallelEnv(pettingzoo.ParallelEnv[AgentID, np.ndarray, int]):
         host = to_host(timestep)
         self._obs = host.obs
         observations, rewards, terminations, truncations, infos = self._per_agent(host)
+        self._add_action_masks(infos)
         if host.terminated or host.truncated:
             self.agents = []
         return observations, rewards, terminations, truncations, infos
@@ -214,6 +219,13 @@ class ParallelEnv(pettingzoo.ParallelEnv[AgentID, np.ndarray, int]):
                 "time": host.time,
             }
         return observations, rewards, terminations, truncations, infos
+
+    def _add_action_masks(self, infos: dict[AgentID, dict[str, Any]]) -> None:
+        assert self._state is not None
+        mask = host_action_mask(self._task, self._state)
+        if mask is not None:
+            for a, i in self._seat_of.items():
+                infos[a]["action_mask"] = mask[i]
 
     def render(self) -> np.ndarray | str | None:
         if self.render_mode is None:

@@ -22,11 +22,21 @@ class UnknownTaskError(KeyError):
 
 _REGISTRY: dict[str, Callable[[], Environment]] = {}
 _DESCRIPTIONS: dict[str, str] = {}
+_HORIZONS: dict[str, int | None] = {}
 _ALIASES: dict[str, str] = {}
 
 
-def register(task_id: str, factory: Callable[[], Environment], description: str = "") -> None:
-    """Register `factory` under `task_id` (which must end in -vN). Ids are never re-registered."""
+def register(
+    task_id: str,
+    factory: Callable[[], Environment],
+    description: str = "",
+    horizon: int | None = None,
+) -> None:
+    """Register `factory` under `task_id` (which must end in -vN). Ids are never re-registered.
+
+    `horizon` is the episode length the built task truncates at (its `horizon` attribute),
+    recorded here so the Gymnasium registration can state it without building the task.
+    """
     head, _, version = task_id.rpartition("-v")
     if not head or not version.isdigit():
         raise ValueError(f"task id {task_id!r} must end in a version, e.g. '{task_id}-v1'")
@@ -34,6 +44,7 @@ def register(task_id: str, factory: Callable[[], Environment], description: str 
         raise ValueError(f"task id {task_id!r} is already registered; register a new version")
     _REGISTRY[task_id] = factory
     _DESCRIPTIONS[task_id] = description
+    _HORIZONS[task_id] = horizon
 
 
 def alias(name: str, task_id: str) -> None:
@@ -74,6 +85,11 @@ def registered_ids() -> list[str]:
 def describe(task_id: str) -> str:
     """One line about a registered task."""
     return _DESCRIPTIONS[resolve(task_id)]
+
+
+def registered_horizon(task_id: str) -> int | None:
+    """The horizon `task_id` was registered with (None if it gave none), without building it."""
+    return _HORIZONS[resolve(task_id)]
 
 
 def aliases() -> dict[str, str]:

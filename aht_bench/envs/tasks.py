@@ -7,6 +7,11 @@ from __future__ import annotations
 
 from aht_bench.envs.registry import alias, register
 
+# Horizons of the lazily built tasks, so the registry knows them without importing a backend
+# (the built task's `horizon` must agree: tests/envs/test_gym_conventions.py checks every id).
+LBF_HORIZON = 100
+OVERCOOKED_HORIZON = 400
+
 OVERCOOKED_LAYOUTS = (
     "cramped_room",
     "asymm_advantages",
@@ -23,11 +28,13 @@ def _register_all() -> None:
         "sabotage-v1",
         matrix.sabotage_game,
         "sabotage game: 5 steps, actions H/T/S, S gives -1 and ends the episode (paper Sec. 6)",
+        horizon=matrix.SABOTAGE_STEPS,
     )
     register(
         "matrix-regret-v1",
         matrix.regret_matrix_game,
         "one-step matrix game where the regret-maximising teammate minimises return (App. A)",
+        horizon=1,
     )
 
     def lbf(variant: str):
@@ -38,9 +45,12 @@ def _register_all() -> None:
 
         return factory
 
-    register("lbf-v1", lbf("lbf-v1"), "Level-Based Foraging 7x7, 2 players, 3 foods, horizon 100")
-    register("lbf-po-v1", lbf("lbf-po-v1"), "LBF with view radius 2 (paper App. partial obs.)")
-    register("lbf-4p-v1", lbf("lbf-4p-v1"), "LBF with 4 players: 2 ego + 2 teammates (App.)")
+    for variant, description in (
+        ("lbf-v1", "Level-Based Foraging 7x7, 2 players, 3 foods, horizon 100"),
+        ("lbf-po-v1", "LBF with view radius 2 (paper App. partial obs.)"),
+        ("lbf-4p-v1", "LBF with 4 players: 2 ego + 2 teammates (App.)"),
+    ):
+        register(variant, lbf(variant), description, horizon=LBF_HORIZON)
 
     def overcooked(layout: str, version: int):
         def factory():
@@ -62,12 +72,14 @@ def _register_all() -> None:
             overcooked(layout, 1),
             f"Overcooked {layout} (v1 protocol): horizon 400, +20 per soup, empty pots and hands "
             f"at reset, {sides[layout][0]}, counter pickups paid",
+            horizon=OVERCOOKED_HORIZON,
         )
         register(
             f"overcooked-{layout}-v2",
             overcooked(layout, 2),
             f"Overcooked {layout} as the paper's code runs it: horizon 400, +20 per soup, "
             f"random object state at reset, {sides[layout][1]}, pile pickups paid only",
+            horizon=OVERCOOKED_HORIZON,
         )
         # The short names stay on v1 until the heldout v2 sets are published (issue 27): an
         # alias that resolves to a task without a shipped set would break `evaluate --task`.

@@ -1,0 +1,93 @@
+"""Teammates by name: the strings `aht-bench check-agent --teammate`, `EgoEnv(teammate=...)`,
+`gymnasium.make(id, teammate=...)` and `gymnasium.make_vec(id, teammate=...)` accept.
+
+    policy, params = resolve_teammate("lbf-v1", "lexi")                  # a heuristic
+    policy, params = resolve_teammate("lbf-v1", "heldout:v2:ippo_mlp_0")  # a heldout member
+    policy, params = resolve_teammate("lbf-v1", "random")                # (None, None)
+
+A name is one of:
+
+- ``random``: uniform random actions, returned as ``(None, None)`` (each shell draws them);
+- a heuristic of the task, as `aht_bench.policies.heuristics.make_heuristic` names them
+  (LBF: ``lexi`` or ``seq_agent_lexi``, ...; Overcooked: ``onion_agent_0.1``, ``static``, ...);
+- ``heldout:<version>:<member>``: member ``<member>`` of the task's teammate set ``<version>``
+  (``heldout/<task_id>/<version>/``), loaded and verified by `load_set` like every set. A member
+  of a divided Overcooked layout comes back as the set builds it (a `SeatPair` with both
+  sides' params).
+
+A name is resolved once, at the boundary, into a ``(policy, params)`` pair; a bad name is a
+`ValueError` that names the problem and lists the choices. A set that fails its integrity check
+raises `TeammateSetIntegrityError` as `load_set` does.
+
+May import the standard library, aht_bench.envs, aht_bench.policies and aht_bench.evaluation.sets.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from aht_bench.evaluation.sets import available_sets, load_set, newest_version
+
+RANDOM = "random"
+HELDOUT_PREFIX = "heldout:"
+
+
+def heldout_hint(task_id: str) -> str:
+    """How to name a heldout member of `task_id`, with the sets it has (for error messages)."""
+    versions = available_sets(task_id)
+    if not versions:
+        return f"heldout:<version>:<member> (no teammate sets are shipped for {task_id})"
+    newest = newest_version(task_id) or versions[-1]
+    return (
+        f"heldout:<version>:<member> (sets for {task_id}: {', '.join(versions)}; "
+        f"`aht-bench heldout show --task {task_id} --version {newest}` lists the members)"
+    )
+
+
+def resolve_teammate(task: str, name: str) -> tuple[Any, Any]:
+    """``(policy, params)`` of the teammate `name` for `task` (an id or alias); see the module
+    docstring. ``(None, None)`` for ``random``."""
+    from aht_bench.envs.registry import resolve
+
+    task_id = resolve(task)
+    if not isinstance(name, str):
+        raise TypeError(f"a teammate name must be a str, got {name!r}")
+    if name == RANDOM:
+        return None, None
+    if name.startswith(HELDOUT_PREFIX):
+        return _heldout_member(task_id, name)
+    from aht_bench.policies.heuristics import make_heuristic
+
+    try:
+        return make_heuristic(task_id, name), None
+    except ValueError as e:
+        raise ValueError(
+            f"{str(e).rstrip('.')}; or {RANDOM} (uniform actions), or {heldout_hint(task_id)}"
+        ) from None
+
+
+def _heldout_member(task_id: str, name: str) -> tuple[Any, Any]:
+    version, _, member = name.removeprefix(HELDOUT_PREFIX).partition(":")
+    if not version or not member:
+        raise ValueError(
+            f"teammate {name!r} is not of the form {heldout_hint(task_id)}, e.g. "
+            "'heldout:v2:ippo_mlp_0'"
+        )
+    versions = available_sets(task_id)
+    if version not in versions:
+        have = f"its sets are {', '.join(versions)}" if versions else "it has no sets"
+        raise ValueError(
+            f"teammate {name!r}: no teammate set {version!r} for {task_id}; {have} "
+            "(under heldout/<task_id>/)"
+        )
+    mates = load_set(task_id, version).teammates
+    if member not in mates.names:
+        close = difflib.get_close_matches(member, mates.names, n=1, cutoff=0.6)
+        did_you_mean = f" Did you mean {close[0]!r}?" if close else ""
+        raise ValueError(
+            f"teammate {name!r}: the set {version} of {task_id} has no member {member!r}."
+            f"{did_you_mean} Its members: {', '.join(mates.names)}"
+        )
+    i = mates.index(member)
+    return mates.policies[i], mates.params[i]
