@@ -637,7 +637,13 @@ class _Progress:
         if self._bar is None:
             from tqdm import tqdm
 
-            self._bar = tqdm(total=total, desc=self.label, file=sys.stderr, dynamic_ncols=True)
+            self._bar = tqdm(
+                total=total,
+                desc=self.label,
+                file=sys.stderr,
+                dynamic_ncols=True,
+                mininterval=0.1 if sys.stderr.isatty() else 30.0,  # a log file gets few lines
+            )
         self._bar.set_postfix_str(what, refresh=False)
         self._bar.update(done - self._done)
         self._done = done
