@@ -32,6 +32,16 @@ Exit codes:
   2  usage error or bad input (not a result record, entry exists, unknown entry)"""
 
 
+_RERUN_EPISODES = click.option(
+    "--episodes",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Episodes per teammate and seating of the re-run (at most the record's).",
+)
+"""The re-run's sample size, the same for `submit` and `verify`."""
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--board",
@@ -103,13 +113,7 @@ def _summary(entry: dict[str, Any]) -> str:
     help="Write the entry without re-running its agent (it stays unranked until `leaderboard "
     "verify` re-runs it).",
 )
-@click.option(
-    "--episodes",
-    type=click.IntRange(min=1),
-    default=8,
-    show_default=True,
-    help="Episodes per teammate and seating of the re-run (at most the record's).",
-)
+@_RERUN_EPISODES
 @click.option("--debug", is_flag=True, help="Show tracebacks of internal errors.")
 def submit(
     result: Path,
@@ -269,13 +273,7 @@ def render(check: bool) -> None:
     "entry whose verified.json line was added or changed since: what a merge must re-run.",
 )
 @click.option("--no-rerun", is_flag=True, help="Checks only: schema, scores and hashes.")
-@click.option(
-    "--episodes",
-    type=click.IntRange(min=1),
-    default=8,
-    show_default=True,
-    help="Episodes per teammate and seating of the re-run (at most the record's).",
-)
+@_RERUN_EPISODES
 @click.option(
     "--seed", type=int, default=None, help="Seed of the re-run's episodes [default: the record's]."
 )
