@@ -137,7 +137,9 @@ def list_sets(root: Path | None = None) -> list[dict[str, Any]]:
                 {
                     "task_id": manifest.get("task_id", task_dir.name),
                     "version": manifest.get("version", folder.name),
-                    "published": folder.name != DEVELOPMENT,
+                    # published: its lock pinned in the package (an unpinned vN folder is a
+                    # development set, as `load_set` treats it)
+                    "published": pin_key(task_dir.name, folder.name) in PINNED,
                     "members": [m.get("name") for m in manifest.get("members", [])],
                     "kinds": [m.get("kind") for m in manifest.get("members", [])],
                     "diagonal_mean": xp.get("diagonal_mean"),

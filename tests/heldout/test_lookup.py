@@ -100,3 +100,19 @@ def test_json_listings(monkeypatch):
     assert [m["name"] for m in shown["manifest"]["members"]] == [
         row["members"] for row in listed if (row["task_id"], row["version"]) == ("lbf-v1", "v2")
     ][0]
+
+
+def test_list_calls_an_unpinned_version_folder_a_development_set(monkeypatch, tmp_path):
+    import shutil
+
+    _unset(monkeypatch, sets.HELDOUT_ENV)
+    shutil.copytree(REPO / "heldout" / "lbf-v1" / "v2", tmp_path / "lbf-v1" / "v9")
+    r = CliRunner().invoke(main, ["--heldout", str(tmp_path), "heldout", "list", "--json"])
+    assert r.exit_code == 0, r.output
+    (row,) = json.loads(r.output)
+    assert (row["task_id"], row["published"]) == ("lbf-v1", False)
+    monkeypatch.delenv(sets.HELDOUT_ENV)  # --heldout set it for this process
+    r = CliRunner().invoke(main, ["heldout", "list", "--json"])  # the checkout's, pinned
+    rows = {(x["task_id"], x["version"]): x for x in json.loads(r.output)}
+    assert rows[("lbf-v1", "v2")]["published"] is True
+    assert rows[("lbf-v1", "dev")]["published"] is False
