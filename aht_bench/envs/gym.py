@@ -271,6 +271,20 @@ class FoldedSeats:
         return out
 
 
+def can_render(env: Any, started: bool) -> bool:
+    """Whether `env.render()` has a mode to draw in (else Gymnasium's warning, False); raises
+    `ResetNeeded` before the first reset (`started` False). Shared by EgoEnv and the vector env."""
+    if env.render_mode is None:
+        gymnasium.logger.warn(
+            f"{env.task_id}: render() called without a render_mode; pass render_mode= one of "
+            f"{env.metadata['render_modes']} to {type(env).__name__}"
+        )
+        return False
+    if not started:
+        raise gymnasium.error.ResetNeeded(f"{env.task_id}: call reset() before render()")
+    return True
+
+
 class EgoEnv(gymnasium.Env):
     """One seat (`seat`) of a task; every other seat is played by `teammate`.
 
@@ -409,14 +423,9 @@ class EgoEnv(gymnasium.Env):
             info["action_mask"] = mask[self.seat]
 
     def render(self) -> np.ndarray | str | None:
-        if self.render_mode is None:
-            gymnasium.logger.warn(
-                f"{self.task_id}: render() called without a render_mode; pass "
-                f"render_mode= one of {self.metadata['render_modes']} to EgoEnv"
-            )
+        if not can_render(self, self._state is not None):
             return None
-        if self._state is None:
-            raise gymnasium.error.ResetNeeded(f"{self.task_id}: call reset() before render()")
+        assert self._state is not None and self.render_mode is not None  # can_render checked
         return render_state(self.task, self._state, self.render_mode)
 
 

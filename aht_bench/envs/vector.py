@@ -55,6 +55,7 @@ from gymnasium.vector.utils import batch_space
 from aht_bench.envs.core import Environment, EnvState
 from aht_bench.envs.gym import (
     RENDER_FPS,
+    can_render,
     check_render_mode,
     check_reward_mode,
     check_seat,
@@ -404,14 +405,9 @@ class EgoVectorEnv(gymnasium.vector.VectorEnv):
 
     def render(self) -> tuple[np.ndarray | str, ...] | None:
         """One frame (or text) per env, in env order."""
-        if self.render_mode is None:
-            gymnasium.logger.warn(
-                f"{self.task_id}: render() called without a render_mode; pass "
-                f"render_mode= one of {self.metadata['render_modes']} to EgoVectorEnv"
-            )
+        if not can_render(self, self._carry is not None):
             return None
-        if self._carry is None:
-            raise gymnasium.error.ResetNeeded(f"{self.task_id}: call reset() before render()")
+        assert self._carry is not None and self.render_mode is not None  # can_render checked
         states = jax.device_get(self._carry.state)
         return tuple(
             render_state(self.task, jax.tree.map(lambda x, i=i: x[i], states), self.render_mode)
