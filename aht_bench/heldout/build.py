@@ -29,7 +29,11 @@ The steps (paper App. "Evaluation Teammates" and "Evaluation Return Normalizatio
 5. **Bounds**: lower 0; upper the best-response return, raised to the best return of any
    evaluated partner (who raised it and by how much is recorded). Bounds v2 (`upper_bound`):
    the partners include the recipe's example agent files, played by the evaluator, and the
-   task's maximum return is one more candidate; every candidate value is recorded.
+   task's maximum return is one more candidate; every candidate value is recorded. An example
+   agent's candidate value is the upper end of its per-member 95% CI exactly as `aht-bench
+   evaluate` computes it on the published set (`_example_upper_returns`), so that no example
+   agent can score above 1 even at the upper end of its CI (an example that sets a bound at its
+   mean return would score 1.0 with a CI above 1).
 6. **Publish**: `heldout/<task_id>/<version>/manifest.json` (+ `manifest.sha256`), the kept
    members' weights under `members/`, their best responses under `br/`; assembled in a temporary
    folder and renamed into place. A published version is never overwritten: building onto an
@@ -718,10 +722,10 @@ def upper_bound(sources: list[dict[str, Any]]) -> dict[str, Any]:
 def _example_agent_returns(
     rec: Recipe, cols: TeammateSet, seatings: tuple[tuple[int, ...], ...], log: Log
 ) -> tuple[list[tuple[str, np.ndarray]], list[dict[str, Any]]]:
-    """Each applicable example agent's mean return with every candidate (over every seating and
-    `rec.episodes` episodes, seed `rec.eval_seed`: what `aht-bench evaluate` plays), played by
-    the evaluator itself (jitted for a JAX policy, step by step otherwise); and one record per
-    agent file (its sha256, runner, or why it was skipped)."""
+    """Each applicable example agent's returns with every candidate, (candidates, seatings,
+    episodes) over `rec.episodes` episodes, seed `rec.eval_seed` (what `aht-bench evaluate`
+    plays), played by the evaluator itself (jitted for a JAX policy, step by step otherwise);
+    and one record per agent file (its sha256, runner, or why it was skipped)."""
     from aht_bench.evaluation.evaluate import evaluate_agent_file, file_sha256
     from aht_bench.evaluation.record import returns_of
     from aht_bench.evaluation.sets import EvaluationSet
@@ -755,15 +759,70 @@ def _example_agent_returns(
             log(f"example agent {rel}: not for {rec.task_id} (its TASKS), skipped")
             info.append({"file": rel, "sha256": file_sha256(path), "skipped": str(e)})
             continue
-        mean = returns_of(record["payload"])[0].mean(axis=(1, 2))  # (candidates,)
+        returns = returns_of(record["payload"])[0]  # (candidates, seatings, episodes)
         agent = record["payload"]["agent"]
-        log(f"example agent {rel} ({agent.get('runner')}): best return {mean.max():.4g}")
-        rows.append((rel, mean))
+        best = returns.mean(axis=(1, 2)).max()
+        log(f"example agent {rel} ({agent.get('runner')}): best mean return {best:.4g}")
+        rows.append((rel, returns))
         info.append(
             {"file": rel, "sha256": file_sha256(path), "runner": agent.get("runner"),
              "kind": agent.get("kind")}
         )  # fmt: skip
     return rows, info
+
+
+def _example_upper_returns(returns: np.ndarray, seed: int) -> np.ndarray:
+    """The upper end of the per-member 95% CI of an example agent's mean return with each
+    member of a set, (members,) from its returns (members, seatings, episodes) with exactly
+    those members: the evaluator's stratified bootstrap (same resamples, `seed` its episode
+    seed), on raw returns. With lower bounds 0, a member whose upper bound is at least this
+    value gives the agent a normalised upper CI of at most 1 (`_fit_example_bounds` settles
+    the last rounding)."""
+    from aht_bench.evaluation import scores
+
+    est = scores.interval_estimates(scores.score_matrix(returns), seed=seed)
+    return np.array([m["ci"][1] for m in est["members"]], np.float64)
+
+
+def _fit_example_bounds(
+    upper: np.ndarray, examples: list[np.ndarray], seed: int, max_steps: int = 64
+) -> np.ndarray:
+    """`upper` (members,), each raised by the fewest float steps (`np.nextafter`) after which
+    every example agent's normalised per-member upper CI, as the evaluator computes it with
+    lower bounds 0, is at most 1. The bounds set from `_example_upper_returns` are already
+    there up to the rounding of (R / upper) against R, a few units in the last place."""
+    from aht_bench.evaluation import scores
+
+    upper = np.asarray(upper, np.float64).copy()
+    for _ in range(max_steps):
+        high = np.zeros_like(upper)
+        for returns in examples:
+            normalized = scores.normalize(returns, np.zeros_like(upper), upper)
+            est = scores.interval_estimates(scores.score_matrix(normalized), seed=seed)
+            high = np.maximum(high, [m["ci"][1] for m in est["members"]])
+        over = high > 1.0
+        if not over.any():
+            return upper
+        upper[over] = np.nextafter(upper[over], np.inf)
+    raise HeldoutBuildError(
+        f"an example agent's upper CI stays above 1 after {max_steps} float steps of its bound"
+    )
+
+
+def _settle_example_rounding(
+    members: list[dict[str, Any]], examples: list[np.ndarray], seed: int, log: Log
+) -> None:
+    """Raise, in place, any member's upper bound that leaves an example agent's normalised
+    upper CI a rounding step above 1 (`_fit_example_bounds`), recording the raise."""
+    upper = np.array([m["bounds"]["upper"] for m in members], np.float64)
+    fitted = _fit_example_bounds(upper, examples, seed)
+    for m, before, after in zip(members, upper, fitted, strict=True):
+        if after != before:
+            b = m["bounds"]
+            b["upper"] = float(after)
+            b["raised_by"] = float(after) - b["best_response_return"]
+            b["rounding_raise"] = float(after - before)
+            log(f"{m['name']}: upper bound raised by {after - before:.3g} (rounding)")
 
 
 # ----------------------------------------------------------------------------------- selection
@@ -944,7 +1003,7 @@ def build(
     row_kinds = [p[1] for p in partners]
     examples, example_info = _example_agent_returns(rec, cols, seatings, log)
     if examples:
-        mean = np.vstack([mean, *[m[None] for _, m in examples]])
+        mean = np.vstack([mean, *[r.mean(axis=(1, 2))[None] for _, r in examples]])
         row_names += [rel for rel, _ in examples]
         row_kinds += ["example_agent"] * len(examples)
     nc = len(candidates)
@@ -953,6 +1012,11 @@ def build(
     pruned = rejected + pruned
     for p in pruned:
         log(f"pruned {p['name']}: {p['reason']}")
+    # an example agent's candidate bound: its upper CI with the kept members (the published set)
+    example_upper = {
+        rel: dict(zip(kept, _example_upper_returns(r[kept], rec.eval_seed), strict=True))
+        for rel, r in examples
+    }
 
     tmp = sets.staging_folder(out)
     try:
@@ -993,8 +1057,14 @@ def build(
                 sources += [
                     {"set_by": row_names[r], "kind": row_kinds[r], "value": float(mean[r, j])}
                     for r in range(len(row_names))
-                    if r != j
+                    if r != j and row_kinds[r] != "example_agent"
                 ]
+                sources += [
+                    {"set_by": rel, "kind": "example_agent",
+                     "value": float(example_upper[rel][j]), "mean_return": float(r[j].mean()),
+                     "statistic": "upper end of the per-member 95% CI (aht-bench evaluate's)"}
+                    for rel, r in examples
+                ]  # fmt: skip
                 if rec.task_maximum is not None:
                     sources.append(
                         {"set_by": "task maximum", "kind": "task maximum",
@@ -1036,6 +1106,8 @@ def build(
                 "other_best_responses_return": float(xp[others, j].mean()) if others else None,
             }
             members.append(entry)
+        if _bounds_v2(rec) and examples:
+            _settle_example_rounding(members, [r[kept] for _, r in examples], rec.eval_seed, log)
 
         sub = xp[np.ix_(kept, kept)]
         k = len(kept)
@@ -1118,7 +1190,9 @@ BOUNDS_V2 = (
     "Bounds v2 (docs/heldout.md): lower 0; upper the highest of the member's own best response "
     "(trained until its return stopped rising), every partner evaluated with the member (the "
     "other candidates' best responses, the candidates, extra heuristics, the example agents), "
-    "and the task's maximum where it has one; each member's upper_candidates lists them all"
+    "and the task's maximum where it has one; each member's upper_candidates lists them all. "
+    "An example agent counts with the upper end of its per-member 95% CI as aht-bench evaluate "
+    "computes it on this set, so no example agent scores above 1 even at its upper CI"
 )
 
 

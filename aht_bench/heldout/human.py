@@ -1096,7 +1096,8 @@ def upper_bound_sources(
     )
     examples, example_info = _example_agent_returns(rec, proxy_set, seatings, log)
     sources += [
-        {"set_by": rel, "kind": "example_agent", "value": float(mean[0])} for rel, mean in examples
+        {"set_by": rel, "kind": "example_agent", "value": float(returns[0].mean())}
+        for rel, returns in examples
     ]
     protocol = {"episodes_per_seating": cfg.episodes, "seed": cfg.eval_seed}
     return sources, [info | protocol for info in example_info]

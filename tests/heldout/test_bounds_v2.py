@@ -86,6 +86,61 @@ def test_upper_bound_is_the_highest_source_with_its_provenance():
         hb.upper_bound([{"set_by": "a", "kind": "b", "value": float("nan")}])
 
 
+# ------------------------------------------------------- an example agent counts with its upper CI
+
+
+def _evaluator_upper_ci(returns: np.ndarray, upper: np.ndarray, seed: int = 0) -> np.ndarray:
+    """Each member's normalised upper CI as `aht-bench evaluate` computes it (lower bounds 0)."""
+    from types import SimpleNamespace
+
+    from aht_bench.evaluation.evaluate import score_returns
+
+    bounds = SimpleNamespace(lower=np.zeros(len(upper)), upper=np.asarray(upper, np.float64))
+    _, est = score_returns(returns, bounds, reps=2000, seed=seed)  # type: ignore[arg-type]
+    return np.array([m["ci"][1] for m in est["members"]])
+
+
+def test_example_upper_return_is_the_evaluators_upper_ci_by_hand():
+    # member a: one seating's episodes return 0 and 4, the other's 0 and 0, so the two
+    # episode scores (means over seatings) are 0 and 2. A resample of 2 episodes has mean 0, 1
+    # or 2 with probability 1/4, 1/2, 1/4: the 97.5th percentile of 2000 resamples is 2.
+    # Member b returns 3 in every episode: its CI is [3, 3].
+    returns = np.array([[[0.0, 4.0], [0.0, 0.0]], [[3.0, 3.0], [3.0, 3.0]]])
+    upper = hb._example_upper_returns(returns, seed=0)
+    assert upper.tolist() == [2.0, 3.0]
+    # with those bounds the example's normalised upper CI is exactly 1 for both members
+    assert _evaluator_upper_ci(returns, upper).tolist() == [1.0, 1.0]
+    # while its mean return (1 and 3) would have given member a an upper CI of 2
+    assert _evaluator_upper_ci(returns, np.array([1.0, 3.0]))[0] == 2.0
+
+
+def test_example_upper_return_on_noisy_returns_keeps_the_ci_at_most_one():
+    rng = np.random.default_rng(3)
+    returns = rng.integers(0, 20, size=(5, 2, 64)).astype(np.float64) * 20.0
+    upper = hb._example_upper_returns(returns, seed=0)
+    means = returns.mean(axis=(1, 2))
+    assert np.all(upper > means)  # the CI's upper end lies above the mean
+    fitted = hb._fit_example_bounds(upper, [returns], seed=0)
+    # rounding moves a bound by a few units in the last place at most
+    assert np.all(fitted >= upper) and np.all(fitted - upper <= 8 * np.spacing(upper))
+    high = _evaluator_upper_ci(returns, fitted)
+    assert np.all(high <= 1.0) and np.all(high > 1.0 - 1e-12)
+
+
+def test_fit_example_bounds_settles_rounding_only():
+    returns = np.array([[[0.0, 4.0], [0.0, 0.0]], [[3.0, 3.0], [3.0, 3.0]]])
+    # exact bounds stay as they are
+    assert hb._fit_example_bounds(np.array([2.0, 3.0]), [returns], seed=0).tolist() == [2.0, 3.0]
+    # a bound one float step short is raised by that step
+    short = np.array([np.nextafter(2.0, 0.0), 3.0])
+    assert hb._fit_example_bounds(short, [returns], seed=0).tolist() == [2.0, 3.0]
+    # a bound really below the example's upper CI is not papered over
+    with pytest.raises(hb.HeldoutBuildError, match="float steps"):
+        hb._fit_example_bounds(np.array([1.9, 3.0]), [returns], seed=0)
+    # bounds above it are left alone
+    assert hb._fit_example_bounds(np.array([5.0, 7.0]), [returns], seed=0).tolist() == [5.0, 7.0]
+
+
 # ------------------------------------------------------------------------------ recipes
 
 

@@ -521,7 +521,8 @@ def test_upper_bound_sources_play_every_partner_with_the_builds_protocol(monkeyp
         calls.append(("examples", rec.task_id, rec.example_agents, rec.episodes, rec.eval_seed))
         rel = "agents/examples/heuristic_agent.py"
         skipped = {"file": "agents/examples/random_agent.py", "skipped": "its TASKS"}
-        return [(rel, np.array([9.5]))], [{"file": rel, "runner": "jax"}, skipped]
+        returns = np.full((1, 2, 3), 9.5)  # (members, seatings, episodes)
+        return [(rel, returns)], [{"file": rel, "runner": "jax"}, skipped]
 
     monkeypatch.setattr(evaluate, "cross_play", cross_play)
     monkeypatch.setattr(build, "_example_agent_returns", example_agent_returns)
