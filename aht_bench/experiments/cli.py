@@ -150,14 +150,16 @@ def per_seed_table(summary: dict[str, Any]) -> str:
     width = max(len("method"), *(len(name) for name, _ in rows))
     head = (
         f"{'method':<{width}}  {'seed':>4}  {'P(S)<0.05':>9}  {'P(S)>0.9':>8}  {'mean P(S)':>9}"
-        f"  {'visited':>7}  {'P(S)>0.9 visited':>16}"
+        f"  {'visited':>7}  {'P(S)>0.9 visited':>16}  {'P(plays S) XP':>13}"
+        f"  {'own reach':>9}  {'P(S)>0.9 own reach':>18}"
     )
     lines = [head, "-" * len(head)]
     for name, row in rows:
         lines.append(
             f"{name:<{width}}  {row['seed']:>4}  {row['frac_low']:>9.3f}  "
-            f"{row['frac_high']:>8.3f}  {row['mean']:>9.3f}  {row['reached_states']:>7}  "
-            f"{row['reached_frac_high']:>16.3f}"
+            f"{row['frac_high']:>8.3f}  {row['mean']:>9.3f}  {row['trained_states']:>7}  "
+            f"{row['trained_frac_high']:>16.3f}  {row['p_sabotage_xp']:>13.3f}  "
+            f"{row['reached_states']:>9}  {row['reached_frac_high']:>18.3f}"
         )
     return "\n".join(lines)
 

@@ -105,6 +105,8 @@ STATE_COLUMNS = (
     "p_T",
     "p_S",  # the last teammate's action probabilities at the state
     "own_reach",  # P(the teammate plays its own actions of the history)
+    "sp_reach",  # P(an episode with its best response passes the state)
+    "xp_reach",  # P(an episode with the ego it was trained against passes the state)
 )
 SWEEP_COLUMNS = (
     "cell",  # index of the grid cell: ROTATE's lambda_1-major, then per_trajectory's
@@ -117,6 +119,10 @@ SWEEP_COLUMNS = (
     "mean_p_s",  # mean P(S) over the 341 states
     "frac_low",  # fraction of states with P(S) < LOW
     "frac_high",  # fraction with P(S) > HIGH
+    "trained_states",  # states its SP or XP episodes pass with probability >= REACHED
+    "trained_frac_low",
+    "trained_frac_high",
+    "p_sabotage_xp",  # P(it plays S in an episode with the ego)
     "reached_states",  # states the teammate's own actions reach with probability >= REACHED
     "reached_frac_low",
     "reached_frac_high",
@@ -345,7 +351,7 @@ def _summary_rows(result: rotate.SabotageResult) -> list[dict[str, Any]]:
     for seed in range(result.p_sabotage.shape[0]):
         row: dict[str, Any] = {"seed": seed}
         for k, v in s.items():
-            row[k] = int(v[seed]) if k == "reached_states" else float(v[seed])
+            row[k] = int(v[seed]) if k.endswith("_states") else float(v[seed])
         rows.append(row)
     return rows
 
@@ -393,6 +399,7 @@ def _write_main(run: SabotageRun) -> list[Path]:
                     + (seed, i, h)
                     + tuple(float(x) for x in probs)
                     + (float(r.own_reach[seed, i]),)
+                    + (float(r.sp_reach[seed, i]), float(r.xp_reach[seed, i]))
                 )
     paths = [p.out_dir / name for name in MAIN_FILES]
     atomic_write_bytes(paths[0], _csv_bytes(STATE_COLUMNS, rows))
@@ -457,8 +464,11 @@ def _write_sweep(run: SabotageRun) -> list[Path]:
             rows.append(
                 (index, cell.method, cell.objective, w["lambda_1"], w["lambda_2"], w["lambda"])
                 + (row["seed"],)
-                + tuple(row[k] for k in ("mean", "frac_low", "frac_high", "reached_states"))
-                + (row["reached_frac_low"], row["reached_frac_high"])
+                + tuple(row[k] for k in ("mean", "frac_low", "frac_high"))
+                + tuple(row[k] for k in ("trained_states", "trained_frac_low"))
+                + tuple(row[k] for k in ("trained_frac_high", "p_sabotage_xp"))
+                + tuple(row[k] for k in ("reached_states", "reached_frac_low"))
+                + (row["reached_frac_high"],)
                 + (round(run.train_seconds[cell], 1),)
             )
     paths = [p.out_dir / name for name in SWEEP_FILES]
@@ -535,14 +545,18 @@ def markdown_table(summary: Mapping[str, Any], source: str | None = None) -> str
     lines = [
         f"`{summary.get('task_id', TASK_ID)}`, {seeds} seeds per method (key: {summary['key']}); "
         "P(S): the last generated teammate's probability of S at each of the 341 non-terminal "
-        f"states; visited: the states its own actions reach with probability >= "
-        f"{t['reached']:g}; values per seed {', '.join(str(s) for s in range(seeds))}{where} "
-        f"({versions}).",
+        "states; visited: the states its training episodes pass (with its best response or "
+        f"with the ego it was trained against) with probability >= {t['reached']:g}, exact over "
+        "the game tree; P(plays S): the probability that it plays S in an episode with that "
+        "ego / with its best response; own reach: the states its own actions reach with "
+        f"probability >= {t['reached']:g} whatever the partner plays; values per seed "
+        f"{', '.join(str(s) for s in range(seeds))}{where} ({versions}).",
         "",
         f"| method | stream weights w_t | lambda | P(S) > {t['high']:g} at the visited states "
-        f"| visited states | P(S) > {t['high']:g}, all 341 | P(S) < {t['low']:g}, all 341 "
-        "| mean P(S), all 341 |",
-        "|---|---|---|---|---|---|---|---|",
+        "| visited states | P(plays S) with the ego | P(plays S) with its BR "
+        f"| P(S) > {t['high']:g} at own-reach states | own-reach states "
+        f"| P(S) > {t['high']:g}, all 341 | P(S) < {t['low']:g}, all 341 | mean P(S), all 341 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for m in summary["methods"].values():
         if m["lambda"] is None:
@@ -552,6 +566,10 @@ def markdown_table(summary: Mapping[str, Any], source: str | None = None) -> str
         rows = m["seeds"]
         lines.append(
             f"| {m['label']} | {m['stream_weights']} | {weights} "
+            f"| {_per_seed(r['trained_frac_high'] for r in rows)} "
+            f"| {', '.join(str(r['trained_states']) for r in rows)} "
+            f"| {_per_seed(r['p_sabotage_xp'] for r in rows)} "
+            f"| {_per_seed(r['p_sabotage_sp'] for r in rows)} "
             f"| {_per_seed(r['reached_frac_high'] for r in rows)} "
             f"| {', '.join(str(r['reached_states']) for r in rows)} "
             f"| {_per_seed(r['frac_high'] for r in rows)} "

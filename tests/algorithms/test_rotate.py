@@ -364,7 +364,9 @@ def test_sabotage_per_state_regret_sabotages_less_than_per_trajectory_regret():
     teammate plays S with probability > 0.9 at many of the 341 non-terminal states (paper: over
     a third); ROTATE's, with the default objective (Eq. 7), sabotages less. Our ROTATE teammates
     do not reach the paper's "near-zero everywhere" in every seed (measured and explained in
-    docs/rotate.md), so the check is the comparison, with margins."""
+    docs/rotate.md), so over all states the check is the comparison, with margins; over the
+    states the training visits it is issue 27's target: Eq. 7 above 0.9 at no more than 5% in
+    every seed, per-trajectory regret at 20% or more in 2 of 3."""
     per_state = rotate.sabotage_experiment("rotate", seeds=3, teammate_objective="eq7")
     per_traj = rotate.sabotage_experiment("per_trajectory", seeds=3)
     assert per_state.p_sabotage.shape == per_traj.p_sabotage.shape == (3, 341)
@@ -374,3 +376,7 @@ def test_sabotage_per_state_regret_sabotages_less_than_per_trajectory_regret():
     assert theirs["frac_high"].mean() >= 0.25
     assert ours["frac_high"].mean() <= theirs["frac_high"].mean() - 0.1
     assert ours["mean"].mean() <= theirs["mean"].mean() - 0.1
+    assert np.all(ours["trained_frac_high"] <= 0.05)
+    assert np.sum(theirs["trained_frac_high"] >= 0.2) >= 2
+    # and in play with the ego it was trained against: Eq. 7's teammate almost never plays S
+    assert np.all(ours["p_sabotage_xp"] < 0.05) and np.all(theirs["p_sabotage_xp"] > 0.5)

@@ -171,6 +171,15 @@ def _check_summary(out: Path, seeds: int, iterations: int) -> list[float]:
             assert seed_entry["reached_frac_high"] == pytest.approx(
                 np.sum((p_s > 0.9) & on) / max(on.sum(), 1), abs=1e-12
             )
+            sp = np.array([float(r["sp_reach"]) for r in mine])
+            xp = np.array([float(r["xp_reach"]) for r in mine])
+            trained = np.maximum(sp, xp) >= 0.01
+            assert seed_entry["trained_states"] == int(trained.sum())
+            assert seed_entry["trained_frac_high"] == pytest.approx(
+                np.sum((p_s > 0.9) & trained) / max(trained.sum(), 1), abs=1e-12
+            )
+            assert seed_entry["p_sabotage_xp"] == pytest.approx(float(xp @ p_s), rel=1e-5)
+            assert seed_entry["p_sabotage_sp"] == pytest.approx(float(sp @ p_s), rel=1e-5)
             assert len(seed_entry["xp_return"]) == iterations
             means.append(seed_entry["mean"])
     # the table file is the summary's markdown table
@@ -185,7 +194,9 @@ def _check_printed_table(out: Path, stdout: str) -> None:
         for s in entry["seeds"]:
             numbers = (
                 f"{s['seed']:>4}  {s['frac_low']:>9.3f}  {s['frac_high']:>8.3f}  "
-                f"{s['mean']:>9.3f}  {s['reached_states']:>7}  {s['reached_frac_high']:>16.3f}"
+                f"{s['mean']:>9.3f}  {s['trained_states']:>7}  {s['trained_frac_high']:>16.3f}  "
+                f"{s['p_sabotage_xp']:>13.3f}  {s['reached_states']:>9}  "
+                f"{s['reached_frac_high']:>18.3f}"
             )
             assert any(line.startswith(entry["label"]) and numbers in line for line in lines)
 
@@ -236,10 +247,23 @@ def fake_training(monkeypatch):
         )
         rng = np.random.default_rng(abs(hash(config)) % 2**32)
         probs = rng.dirichlet([0.3, 0.3, 0.3], size=(seeds, 341)).astype(np.float32)
+        partners = rng.dirichlet([0.3, 0.3, 0.3], size=(2, seeds, 341)).astype(np.float32)
         return rotate.SabotageResult(
             p_sabotage=probs[..., 2],
             p_actions=probs,
             own_reach=np.stack([rotate.own_reach_probabilities(p, config) for p in probs]),
+            sp_reach=np.stack(
+                [
+                    rotate.joint_reach_probabilities(p, q, config)
+                    for p, q in zip(probs, partners[0], strict=True)
+                ]
+            ),
+            xp_reach=np.stack(
+                [
+                    rotate.joint_reach_probabilities(p, q, config)
+                    for p, q in zip(probs, partners[1], strict=True)
+                ]
+            ),
             states=states,
             metrics={"xp_return": np.zeros((seeds, config.iterations))},
             config=config,
@@ -426,3 +450,51 @@ def test_real_tiny_sweep(tmp_path):
     assert np.all((means >= 0) & (means <= 1))
     _assert_png(out / "sabotage_sweep.png")
     assert len(_read_csv(out / "sabotage.csv")) == 4 * 2 * 341
+
+
+# ------------------------------------------------------------- reach of the training episodes
+
+
+def test_joint_reach_sums_to_the_probability_that_nobody_has_played_s():
+    # at every depth t the states partition the histories of t steps without S, so their joint
+    # reach sums to P(no S in the first t steps) = (1 - s_tm)^t (1 - s_partner)^t when both
+    # play S with a fixed probability everywhere
+    config = rotate.preset("sabotage", "sabotage-v1")
+    tm = np.tile([0.5, 0.3, 0.2], (341, 1))
+    partner = np.tile([0.1, 0.8, 0.1], (341, 1))
+    reach = rotate.joint_reach_probabilities(tm, partner, config)
+    history = np.asarray(enumerate_nonterminal_states(sabotage_game()).inner.history)
+    depth = (history[:, :, 0] >= 0).sum(axis=1)
+    for t in range(5):
+        assert reach[depth == t].sum() == pytest.approx((0.8 * 0.9) ** t, rel=1e-9)
+    # with no partner probabilities it is the teammate's own reach
+    np.testing.assert_array_equal(
+        rotate.joint_reach_probabilities(tm, None, config),
+        rotate.own_reach_probabilities(tm, config),
+    )
+
+
+def test_ego_probabilities_follow_each_history_through_the_gru():
+    import jax
+
+    config = rotate.preset("sabotage", "sabotage-v1")
+    net = rotate.networks(config).ego
+    params = net.init(jax.random.PRNGKey(1))
+    got = rotate.partner_action_probabilities(params, net, config)
+    game = sabotage_game()
+    states = enumerate_nonterminal_states(game)
+    history = np.asarray(states.inner.history)
+    obs = np.asarray(jax.vmap(game.observe)(states).obs[:, config.ego_seat])
+    index = {tuple(map(tuple, h[h[:, 0] >= 0].tolist())): i for i, h in enumerate(history)}
+    # a rollout step by step along three histories: evaluate, then tell the GRU its own action
+    for i in (0, 9, 340):
+        played = history[i][history[i][:, 0] >= 0]
+        carry = net.init_carry(())
+        for t in range(len(played) + 1):
+            logits, _, carry = net.evaluate(
+                params, carry, obs[index[tuple(map(tuple, played[:t].tolist()))]]
+            )
+            if t < len(played):
+                carry = carry._replace(prev_action=np.int32(played[t, config.ego_seat]))
+        np.testing.assert_allclose(got[i], np.asarray(jax.nn.softmax(logits)), rtol=1e-5, atol=1e-6)
+    assert np.allclose(got.sum(axis=1), 1.0, atol=1e-5)
