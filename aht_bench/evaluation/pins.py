@@ -28,6 +28,9 @@ PINNED: dict[str, str] = {
     "overcooked-asymm_advantages-v1/v1": (
         "10903c35b77145796d11ddb5d0bc456eb353fd59c7e341a25eef09395ed4d706"
     ),
+    "overcooked-asymm_advantages-v2/v2": (
+        "60a1313e1bc427fa0e49b2b468683fbcb97848388bd6a63c19e7dcb38f704e1b"
+    ),
     "overcooked-asymm_advantages-v2/human-proxy-v2": (
         "c6278ba4308cd29241da1dd7c17173544d87f7c35781371bd8cd0543426b863c"
     ),

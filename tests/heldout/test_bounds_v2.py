@@ -392,7 +392,9 @@ def test_v2_sets_follow_bounds_v2(folder):
         b = member["bounds"]
         j = table["cols"].index(member["name"])
         sources = b["upper_candidates"]
-        assert b["upper"] == max(s["value"] for s in sources)
+        # a bound an example agent's CI sets may be raised by a rounding step (docs/heldout.md)
+        assert b["upper"] == max(s["value"] for s in sources) + b.get("rounding_raise", 0.0)
+        assert b.get("rounding_raise", 0.0) <= 4 * np.spacing(b["upper"])
         # partner_returns is rounded to 6 decimals
         assert b["upper"] + 1e-6 >= values[:, j].max() and b["upper"] >= b["best_response_return"]
         if rec.task_maximum is not None:
