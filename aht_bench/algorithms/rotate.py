@@ -1170,11 +1170,16 @@ def _sabotage_game(config: RotateConfig) -> RepeatedMatrixGame:
 def sabotage_action_probabilities(teammate: Params, config: RotateConfig) -> np.ndarray:
     """A teammate's action probabilities (params of `networks(config).teammate`, unbatched) at
     each of the 341 non-terminal states of the sabotage game, seen from its seat: (341, 3)."""
+    return _mlp_probabilities(networks(config).teammate, teammate, config, 1 - config.ego_seat)
+
+
+def _mlp_probabilities(
+    net: MLPActorCritic, params: Params, config: RotateConfig, seat: int
+) -> np.ndarray:
+    """(341, 3): an MLP policy's action probabilities at every non-terminal state from `seat`."""
     env = _sabotage_game(config)
-    states = enumerate_nonterminal_states(env)
-    obs = jax.vmap(env.observe)(states).obs[:, 1 - config.ego_seat]
-    net = networks(config).teammate
-    logits, _, _ = jax.vmap(net.evaluate, in_axes=(None, None, 0))(teammate, (), obs)
+    obs = jax.vmap(env.observe)(enumerate_nonterminal_states(env)).obs[:, seat]
+    logits, _, _ = jax.vmap(net.evaluate, in_axes=(None, None, 0))(params, (), obs)
     return np.asarray(jax.nn.softmax(logits))
 
 
@@ -1185,12 +1190,11 @@ def partner_action_probabilities(
     unbatched) at each of the 341 non-terminal states, seen from the ego's seat: (341, 3). The
     recurrent ego runs along each state's history from the episode start, its memory told its
     own past actions, as in a rollout."""
+    if isinstance(network, MLPActorCritic):
+        return _mlp_probabilities(network, params, config, config.ego_seat)
     env = _sabotage_game(config)
     states = enumerate_nonterminal_states(env)
     obs = jax.vmap(env.observe)(states).obs[:, config.ego_seat]
-    if isinstance(network, MLPActorCritic):
-        logits, _, _ = jax.vmap(network.evaluate, in_axes=(None, None, 0))(params, (), obs)
-        return np.asarray(jax.nn.softmax(logits))
     history = np.asarray(states.inner.history)
     played = (history[:, :, 0] >= 0).sum(axis=1)
     index = _history_index(history)
