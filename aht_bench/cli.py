@@ -360,7 +360,7 @@ def _train_spec(
     given: dict[str, Any],
 ) -> Any:
     """The RunSpec from the options; with --resume, options left out come from the run."""
-    from aht_bench.training.runs import RunDirError, RunSpec, read_spec
+    from aht_bench.runs import RunDirError, RunSpec, read_spec
 
     if resume:
         try:
@@ -394,7 +394,7 @@ def _train_spec(
 
 
 TRAINABLE = ("ippo", "br", "ego", "rotate", "fcp", "brdiv", "comedi", "paired", "minimax", "cole")
-"""The keys of `aht_bench.algorithms.ALGORITHMS` (listed here so `--help` does not import JAX;
+"""The keys of `aht_bench.runs.ALGORITHMS` (listed here so `--help` does not import JAX;
 tests/test_cli.py checks they agree)."""
 
 
@@ -481,8 +481,7 @@ def train(
     and policies/final/*.safetensors (load them with aht_bench.policies.load_policy; rotate:
     per seed the ego and the generated population, load_population). See docs/training.md.
     """
-    from aht_bench import algorithms
-    from aht_bench.training import runs
+    from aht_bench import runs
     from aht_bench.training.checkpoint import CheckpointError
 
     pairs = []
@@ -499,7 +498,7 @@ def train(
         "teammates": None if teammates is None else [t for t in teammates.split(",") if t],
         "overrides": pairs or None,
     }
-    algo = algorithms.get(algorithm)
+    algo = runs.get(algorithm)
     if preset is not None and preset not in algo.presets:
         raise click.BadParameter(
             f"{algorithm} has no {preset!r} preset (it has {', '.join(algo.presets)})",
@@ -827,7 +826,7 @@ def _result_paths(
     "--teammates",
     default=None,
     help="Teammate set: a version under heldout/<task>/ (v1, v2: published heldout sets; "
-    "human-proxy-v1 on Overcooked; dev: development sets) or a set folder. Default: the "
+    "human-proxy-v1, -v2, -v3 on Overcooked; dev: development sets) or a set folder. Default: the "
     "newest published version (vN) of each task.",
 )
 @click.option(
@@ -1216,8 +1215,9 @@ def heldout() -> None:
     default="v1",
     show_default=True,
     help="Set version: v1 (IPPO, BRDiv and heuristic members), v2 (the same on lbf-v1 and "
-    "the v2 Overcooked tasks, with Bounds v2), human-proxy-v1 (on the v1 Overcooked tasks) or "
-    "human-proxy-v2 (on the v2 ones).",
+    "the v2 Overcooked tasks, with Bounds v2), human-proxy-v1 (on the v1 Overcooked tasks), "
+    "human-proxy-v2 or human-proxy-v3 (on the v2 ones; v3 counts the example agents at the "
+    "upper end of their CI).",
 )
 @click.option(
     "--out",

@@ -76,6 +76,6 @@ def test_check_agent_plays_an_agent_file_in_process(tmp_path):
 
 def test_train_lists_every_registered_algorithm():
     from aht_bench import cli
-    from aht_bench.algorithms import ALGORITHMS
+    from aht_bench.runs import ALGORITHMS
 
     assert set(cli.TRAINABLE) == set(ALGORITHMS)

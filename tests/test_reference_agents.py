@@ -18,7 +18,7 @@ import pytest
 from aht_bench import envs
 from aht_bench.policies import load_policy, read_card, save_policy
 from aht_bench.policies.networks import RecurrentEgo
-from aht_bench.training.runs import RunSpec
+from aht_bench.runs import RunSpec
 
 AGENTS = Path(__file__).resolve().parents[1] / "agents"
 

@@ -32,7 +32,8 @@ as unrolling them and a smaller compile: docs/baselines/brdiv.md.)
 
 A run is `generation_iterations` iterations of the generation (each a chunk of the joint
 updates; the confederates', BRs' and Adam states and the pairs' envs carry over) and then
-`ego_iterations` ego iterations (`runs.IterationLoop`: a checkpoint after each, exact resume).
+`ego_iterations` ego iterations (`aht_bench.runs.IterationLoop`: a checkpoint after each, exact
+resume).
 
 What the paper leaves open, and what is chosen here:
 
@@ -85,6 +86,7 @@ from aht_bench.training import presets
 from aht_bench.training.config import EgoConfig, PPOConfig, normalise_shaping
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.ppo import LearnerState, Stream, make_optimizer, make_stream, ppo_update
+from aht_bench.training.report import IterationReport
 from aht_bench.training.rollout import (
     Pairing,
     RolloutState,
@@ -95,7 +97,6 @@ from aht_bench.training.rollout import (
     reset_rollout,
     rollout,
 )
-from aht_bench.training.runs import IterationLoop
 
 CONFEDERATE = 0
 """Index of the confederate's data in a pair rollout's `Trajectory.learners`."""
@@ -669,7 +670,7 @@ def ego_params(state: BRDivState, seed: int | None = 0) -> Params:
     return two_stage.ego_params(state, seed)
 
 
-LOOP = IterationLoop(
+REPORT = IterationReport(
     generation_curves=(
         ("sp_return", "SP return (diagonal: confederate i x BR i)", "C0"),
         ("xp_return", "XP return (off-diagonal: confederate i x BR j)", "C1"),
@@ -677,7 +678,7 @@ LOOP = IterationLoop(
     progress_metrics=(("sp", "sp_return"), ("xp", "xp_return"), ("ego", "ego_return")),
     diverged_fix="Lower generation_ppo.learning_rate or the ego stage's ego.ppo learning rate",
 )
-"""How `aht-bench train brdiv` drives a run (`aht_bench.algorithms.ALGORITHMS`)."""
+"""How `aht-bench train brdiv` drives a run (`aht_bench.runs.ALGORITHMS`)."""
 
 
 # -------------------------------------------------------------------------------------- presets

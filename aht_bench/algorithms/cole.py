@@ -101,6 +101,7 @@ from aht_bench.training.config import PPOConfig, normalise_shaping
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.partners import SampledTeammate, TeammatePool
 from aht_bench.training.ppo import LearnerState, make_optimizer, ppo_update
+from aht_bench.training.report import IterationReport
 from aht_bench.training.rollout import (
     Pairing,
     RolloutState,
@@ -111,7 +112,6 @@ from aht_bench.training.rollout import (
     reset_rollout,
     rollout,
 )
-from aht_bench.training.runs import IterationLoop
 
 MAX_POPULATION = 21
 """Shapley values enumerate the 2^(n-1) coalitions of the earlier members: n <= 21."""
@@ -705,7 +705,7 @@ def ego_params(state: ColeState, seed: int | None = 0) -> Params:
     return host if seed is None else jax.tree.map(lambda x: np.asarray(x[seed]), host)
 
 
-LOOP = IterationLoop(
+REPORT = IterationReport(
     generation_curves=(
         ("train_return", "new member with its training partners", "C0"),
         ("xp_return", "new member x earlier members (mean XP)", "C1"),
@@ -714,7 +714,7 @@ LOOP = IterationLoop(
     progress_metrics=(("train", "train_return"), ("ego", "ego_return")),
     diverged_fix="Lower ppo.learning_rate",
 )
-"""How `aht_bench.training.runs.train` drives COLE: one member per iteration."""
+"""How `aht_bench.runs.train` drives COLE: one member per iteration."""
 
 
 # -------------------------------------------------------------------------------------- presets

@@ -102,6 +102,7 @@ from aht_bench.training import presets
 from aht_bench.training.config import EgoConfig, PPOConfig, normalise_shaping
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.ppo import LearnerState, Stream, make_optimizer, ppo_update
+from aht_bench.training.report import IterationReport
 from aht_bench.training.rollout import (
     Pairing,
     RolloutState,
@@ -112,7 +113,6 @@ from aht_bench.training.rollout import (
     reset_rollout,
     rollout,
 )
-from aht_bench.training.runs import IterationLoop
 
 TEAMMATE_SEAT = 1
 """The seat of the teammate being trained (and of every teammate in the population)."""
@@ -894,7 +894,7 @@ PRESETS: dict[str, dict[str, CoMeDiConfig]] = {
 """preset name -> task id -> config."""
 
 
-LOOP = IterationLoop(
+REPORT = IterationReport(
     generation_curves=(
         ("sp_return", "SP return (teammate x its BR)", "C0"),
         ("xp_return", "XP return (teammate x pi^comp)", "C1"),
@@ -903,7 +903,7 @@ LOOP = IterationLoop(
     progress_metrics=(("sp", "sp_return"), ("xp", "xp_return"), ("ego", "ego_return")),
     diverged_fix="Lower teammate_ppo.learning_rate or ego_ppo.learning_rate",
 )
-"""How `aht_bench.training.runs.train` drives CoMeDi (`aht-bench train comedi`): one
+"""How `aht_bench.runs.train` drives CoMeDi (`aht-bench train comedi`): one
 generation iteration per teammate, then the ego chunks; the curves of curve.png."""
 
 

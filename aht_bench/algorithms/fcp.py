@@ -16,7 +16,7 @@ shared PPO core: a two-stage method.
    `presets.get("ego", ...)`) trains in `ego_seat` against a teammate drawn uniformly from the
    whole pool at every episode start.
 
-Run loop (`runs.IterationLoop`): iterations `1..generation_iterations` each train
+Run loop (`aht_bench.runs.IterationLoop`): iterations `1..generation_iterations` each train
 `teams_per_iteration` whole IPPO runs in one jitted call (all PPO updates in one `lax.scan`,
 snapshots recorded inside it); the last of them hands the pool to the ego (uniform weights) and
 resets the ego's envs; iterations after that each run one chunk of the ego's PPO updates
@@ -86,8 +86,8 @@ from aht_bench.policies.population import Population
 from aht_bench.training import presets
 from aht_bench.training.config import EgoConfig, IPPOConfig, PPOConfig, normalise_shaping
 from aht_bench.training.driver import map_seeds
+from aht_bench.training.report import IterationReport
 from aht_bench.training.rollout import make_env
-from aht_bench.training.runs import IterationLoop
 
 # --------------------------------------------------------------------------------------- config
 
@@ -518,12 +518,12 @@ def ego_params(state: FCPState, seed: int | None = 0) -> Params:
     return two_stage.ego_params(state, seed)
 
 
-LOOP = IterationLoop(
+REPORT = IterationReport(
     generation_curves=(("sp_return", "SP return of each IPPO team (last quarter)", "C0"),),
     progress_metrics=(("sp", "sp_return"), ("ego", "ego_return")),
     diverged_fix="Lower teammate_ppo.learning_rate or ego_ppo.learning_rate",
 )
-"""How `runs.train` drives FCP (`aht-bench train fcp`)."""
+"""How `aht_bench.runs.train` drives FCP (`aht-bench train fcp`)."""
 
 
 # -------------------------------------------------------------------------------------- presets

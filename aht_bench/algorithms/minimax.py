@@ -73,10 +73,10 @@ from aht_bench.policies.core import Params
 from aht_bench.policies.population import Population
 from aht_bench.training import presets
 from aht_bench.training.config import PPOConfig, normalise_shaping
-from aht_bench.training.runs import IterationLoop
+from aht_bench.training.report import IterationReport
 
 __all__ = [
-    "LOOP",
+    "REPORT",
     "PRESETS",
     "MinimaxConfig",
     "ego_params",
@@ -205,7 +205,7 @@ def ego_params(state: RotateState, seed: int | None = 0) -> Params:
     return rotate.ego_params(state, seed)
 
 
-LOOP = IterationLoop(
+REPORT = IterationReport(
     generation_curves=(("xp_return", "XP return (new teammate x ego), minimised", "C1"),),
     progress_metrics=(("xp", "xp_return"), ("ego", "ego_return")),
     diverged_fix="Lower teammate_ppo.learning_rate or ego_ppo.learning_rate",

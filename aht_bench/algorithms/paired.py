@@ -24,7 +24,8 @@ being trained, the one that collected this update's XP data.
 
 Iterations: the run's updates are split into `iterations` equal chunks (the table's Num
 Checkpoints, 10), each one jitted call (all the chunk's updates in one `lax.scan`, seeds
-vmapped), after which the run loop (`runs.IterationLoop`) checkpoints. The state carries all
+vmapped), after which the run loop (`aht_bench.runs.IterationLoop`) checkpoints. The state carries
+all
 three learners' params and Adam states, both rollouts' env states and the key, so nothing
 restarts between iterations and a resumed run is bit-identical to an unstopped one; a learning
 rate schedule (`anneal_lr`) runs over the whole run. After each iteration the teammate is
@@ -98,6 +99,7 @@ from aht_bench.training import presets
 from aht_bench.training.config import PPOConfig, normalise_shaping
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.ppo import LearnerState, make_optimizer, ppo_update
+from aht_bench.training.report import IterationReport
 from aht_bench.training.rollout import (
     Pairing,
     RolloutState,
@@ -108,10 +110,9 @@ from aht_bench.training.rollout import (
     make_env,
     rollout,
 )
-from aht_bench.training.runs import IterationLoop
 
 __all__ = [
-    "LOOP",
+    "REPORT",
     "PRESETS",
     "PairedConfig",
     "PairedState",
@@ -451,7 +452,7 @@ def ego_params(state: PairedState, seed: int | None = 0) -> Params:
     return host if seed is None else jax.tree.map(lambda x: np.asarray(x[seed]), host)
 
 
-LOOP = IterationLoop(
+REPORT = IterationReport(
     generation_curves=(
         ("sp_return", "SP return (teammate x BR)", "C0"),
         ("xp_return", "XP return (teammate x ego)", "C1"),

@@ -117,6 +117,7 @@ from aht_bench.training.ppo import (
     ppo_update,
     timestep_weights,
 )
+from aht_bench.training.report import IterationReport
 from aht_bench.training.rollout import (
     Pairing,
     RolloutState,
@@ -939,6 +940,19 @@ def ego_params(state: RotateState, seed: int | None = 0) -> Params:
     """The ego agent's params of one seed (host arrays); the network is `networks(config).ego`."""
     host = jax.device_get(state.ego)
     return host if seed is None else jax.tree.map(lambda x: x[seed], host)
+
+
+REPORT = IterationReport(
+    generation_curves=(
+        ("sp_return", "SP return (teammate x BR)", "C0"),
+        ("xp_return", "XP return (teammate x ego)", "C1"),
+        ("regret", "regret estimate (SP - XP)", "C3"),
+    ),
+    progress_metrics=(("regret", "regret"), ("ego", "ego_return")),
+    diverged_fix="Lower teammate_ppo.learning_rate or ego_ppo.learning_rate",
+)
+"""How `aht-bench train rotate` shows a run: the regret curve of each new teammate, the ego's
+return, per iteration (`aht_bench.runs.IterationLoop`)."""
 
 
 # -------------------------------------------------------------------------------------- presets

@@ -232,7 +232,7 @@ def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
     (`runs.apply_overrides`); raises ValueError naming the bad item (unknown or fixed field,
     bad value).
     """
-    from aht_bench.training.runs import apply_overrides
+    from aht_bench.runs import apply_overrides
 
     pairs = []
     for item in items:

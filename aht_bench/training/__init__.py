@@ -8,14 +8,13 @@
 - `config`: frozen, validated configs; `presets`: the paper's tables and quick settings.
 - `driver`: the host loop (`init_seeds`, `update_seeds`, `iterate`, `run`, `TrainResult`).
 - `checkpoint`: a whole train state to/from safetensors + a verified JSON card.
-- `runs`: long runs on disk (`RunSpec`, `train`): checkpoints, exact resume, metrics.jsonl,
-  curve.png, Ctrl-C/SIGTERM stops, divergence stops; what `aht-bench train` calls.
+- `report`: what an iteration-based method's run shows (`IterationReport`), as data.
 
-Algorithms (`aht_bench.algorithms`) are pairings, stream weights and an outer loop over these.
-See docs/training.md.
+Algorithms (`aht_bench.algorithms`) are pairings, stream weights and an outer loop over these;
+long runs on disk (`aht-bench train`) are `aht_bench.runs`. Both sit above this package, which
+imports neither. See docs/training.md.
 
-May import jax, optax, chex, numpy, aht_bench.envs and aht_bench.policies only (`runs` also
-matplotlib and tqdm; the algorithms it drives are passed in).
+May import jax, optax, chex, numpy, aht_bench.envs and aht_bench.policies only.
 """
 
 from aht_bench.training.config import BRConfig, EgoConfig, IPPOConfig, PPOConfig, RunConfig

@@ -13,7 +13,7 @@ the sha256 of the tensor file and, per leaf, its tree path, shape and dtype.
 the leaves match the template leaf for leaf (count, path, shape, dtype). Each failure is a
 `CheckpointError` naming the file and what to do. Nothing is unpickled. Both files are written
 atomically (temp file, fsync, rename); the caller decides which checkpoint is current (see
-`aht_bench.training.runs`, which writes a pointer file last).
+`aht_bench.runs`, which writes a pointer file last).
 
 May import jax, numpy, safetensors and aht_bench.files only.
 """

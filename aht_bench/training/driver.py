@@ -10,7 +10,7 @@ optimiser states, env states, carries, keys and the update counter):
 `config.updates_per_call` times inside one jitted call; `iterate` loops over the calls on the
 host, yielding after each; `run` consumes it in memory, stacks the metrics and keeps the
 learners' params after the updates listed in `config.checkpoint_updates`. Long runs on disk
-(checkpoints, metrics files, signals) are `aht_bench.training.runs`. Because the whole state of
+(checkpoints, metrics files, signals) are `aht_bench.runs`. Because the whole state of
 a run is the train state, continuing from a stored state after update k gives bit-identical
 results to not stopping.
 
@@ -98,7 +98,7 @@ def iterate(
 
     Runs `num_updates` (default: the rest of `config.num_updates`) updates of `state` (leading
     seed axis, from `init_seeds`). The metrics' leaves are (num_seeds, updates_per_call), on
-    device. `run` and the long-run loop of `aht_bench.training.runs` both consume this.
+    device. `run` and the long-run loop of `aht_bench.runs` both consume this.
     """
     done = updates_done(state)
     if num_updates is None:

@@ -25,12 +25,12 @@ import pytest
 from safetensors.numpy import load_file
 from tiny_tasks import COORD_TASK
 
-from aht_bench import algorithms
+from aht_bench import runs
 from aht_bench.algorithms import brdiv
 from aht_bench.envs import registry
 from aht_bench.envs.matrix import RepeatedMatrixGame
 from aht_bench.policies import MLPActorCritic, load_population
-from aht_bench.training import LearnerData, PPOConfig, Trajectory, presets, runs
+from aht_bench.training import LearnerData, PPOConfig, Trajectory, presets
 from aht_bench.training.config import EgoConfig
 from aht_bench.training.ppo import ppo_loss
 
@@ -337,7 +337,11 @@ def _tiny_algorithm(stop_after: set[int]) -> runs.Algorithm:
         iterate=iterate,
     )
     return runs.Algorithm(
-        "brdiv", module, needs_teammates=False, loop=brdiv.LOOP, presets=("tiny",)
+        "brdiv",
+        module,
+        needs_teammates=False,
+        loop=runs.IterationLoop(brdiv.REPORT),
+        presets=("tiny",),
     )
 
 
@@ -389,9 +393,9 @@ def reference(tmp_path_factory, env) -> Path:
 
 
 def test_brdiv_is_registered():
-    assert algorithms.get("brdiv").module is brdiv
-    assert algorithms.get("brdiv").presets == ("paper", "quick")
-    assert algorithms.get("brdiv").loop is brdiv.LOOP
+    assert runs.get("brdiv").module is brdiv
+    assert runs.get("brdiv").presets == ("paper", "quick")
+    assert runs.get("brdiv").loop.report is brdiv.REPORT
 
 
 @pytest.mark.slow  # the subprocess run compiles both stages (about 40 s on two CPU cores)

@@ -22,10 +22,12 @@ import pytest
 from safetensors.numpy import load_file
 from tiny_tasks import COORD_TASK
 
-from aht_bench.algorithms import ALGORITHMS, cole
+from aht_bench import runs
+from aht_bench.algorithms import cole
 from aht_bench.envs.matrix import RepeatedMatrixGame
 from aht_bench.policies import MLPActorCritic, load_policy, load_population
-from aht_bench.training import PPOConfig, checkpoint, runs
+from aht_bench.runs import ALGORITHMS
+from aht_bench.training import PPOConfig, checkpoint
 
 pytestmark = pytest.mark.usefixtures("tiny_tasks")
 
@@ -233,7 +235,7 @@ def test_paper_presets_follow_the_table():
 
 def test_registered_for_aht_bench_train():
     algo = ALGORITHMS["cole"]
-    assert algo.module is cole and algo.loop is cole.LOOP and not algo.needs_teammates
+    assert algo.module is cole and algo.loop.report is cole.REPORT and not algo.needs_teammates
     assert set(algo.presets) == {"paper", "quick"}
     overrides = (("population_size", "3"), ("ppo.learning_rate", "3e-4"), ("alpha", "0.5"))
     config = runs.RunSpec("cole", "lbf", "quick", overrides=overrides).config()
@@ -255,7 +257,9 @@ def _three_runs(root: Path) -> None:
         COORD_TASK, ((2.0, 0.0), (0.0, 1.0)), ("A", "B"), steps=1
     )  # as tests/conftest.py registers it
     cole.PRESETS["tiny"] = {COORD_TASK: _config()}
-    algo = runs.Algorithm("cole", cole, needs_teammates=False, loop=cole.LOOP, presets=("tiny",))
+    algo = runs.Algorithm(
+        "cole", cole, needs_teammates=False, loop=runs.IterationLoop(cole.REPORT), presets=("tiny",)
+    )
     spec = runs.RunSpec("cole", COORD_TASK, "tiny", num_seeds=SEEDS, seed=1)
     runs.train(algo, spec, root / "reference", progress=False)
 

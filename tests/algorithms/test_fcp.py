@@ -18,9 +18,10 @@ import pytest
 from safetensors.numpy import load_file
 from tiny_tasks import TRUNC_TASK
 
+from aht_bench import runs
 from aht_bench.algorithms import fcp, ippo
 from aht_bench.policies import MLPActorCritic, RecurrentEgo, load_policy, load_population
-from aht_bench.training import PPOConfig, driver, presets, runs
+from aht_bench.training import PPOConfig, driver, presets
 
 pytestmark = pytest.mark.usefixtures("tiny_tasks")
 
@@ -250,7 +251,11 @@ def _module(stop_at: int | None = None) -> Any:
 
 def _train(out: Path, stop_at: int | None = None, resume: bool = False) -> runs.RunOutcome:
     algo = runs.Algorithm(
-        "fcp", _module(stop_at), needs_teammates=False, loop=fcp.LOOP, presets=("quick",)
+        "fcp",
+        _module(stop_at),
+        needs_teammates=False,
+        loop=runs.IterationLoop(fcp.REPORT),
+        presets=("quick",),
     )
     spec = runs.RunSpec("fcp", TRUNC_TASK, "quick", num_seeds=1, seed=3)
     return runs.train(algo, spec, out, resume=resume, progress=False, log=lambda m: None)

@@ -21,10 +21,10 @@ from hand_losses import LinearNet, hand_trajectory
 from safetensors.numpy import load_file
 from tiny_tasks import TRUNC_TASK
 
-from aht_bench import algorithms
+from aht_bench import runs
 from aht_bench.algorithms import minimax, rotate
 from aht_bench.policies import MLPActorCritic, load_population
-from aht_bench.training import PPOConfig, runs
+from aht_bench.training import PPOConfig
 from aht_bench.training.ppo import ppo_loss
 from aht_bench.training.rollout import init_params
 
@@ -146,7 +146,7 @@ def test_paper_presets_follow_the_table():
             assert minimax.preset(name, task_id).canonical_task_id == task_id
     with pytest.raises(KeyError, match="Did you mean 'paper'"):
         minimax.preset("papr", "lbf")
-    assert "minimax" in algorithms.ALGORITHMS
+    assert "minimax" in runs.ALGORITHMS
 
 
 def test_the_teammate_lowers_the_fixed_egos_return():
@@ -192,7 +192,7 @@ def _stop_after_first_iteration(message: str) -> None:
 @pytest.mark.slow
 def test_a_run_stopped_after_an_iteration_resumes_bit_identically(tmp_path, monkeypatch):
     monkeypatch.setitem(minimax.PRESETS["quick"], TRUNC_TASK, _config())
-    algo = algorithms.get("minimax")
+    algo = runs.get("minimax")
     reference = runs.train(algo, _spec(), tmp_path / "reference", progress=False, log=print)
     assert reference.updates == 2 and reference.env_steps == 2 * (3 * 48 + 2 * 48)
     out = tmp_path / "stopped"

@@ -21,10 +21,10 @@ from hand_losses import LinearNet, hand_trajectory
 from safetensors.numpy import load_file
 from tiny_tasks import TRUNC_TASK
 
-from aht_bench import algorithms
+from aht_bench import runs
 from aht_bench.algorithms import paired, rotate
 from aht_bench.policies import load_population
-from aht_bench.training import PPOConfig, runs
+from aht_bench.training import PPOConfig
 from aht_bench.training.ppo import ppo_loss
 
 pytestmark = pytest.mark.usefixtures("tiny_tasks")
@@ -175,7 +175,7 @@ def test_paper_presets_follow_the_table():
             assert paired.preset(name, task_id).canonical_task_id == task_id
     with pytest.raises(KeyError, match="Did you mean 'quick'"):
         paired.preset("quik", "lbf")
-    assert "paired" in algorithms.ALGORITHMS
+    assert "paired" in runs.ALGORITHMS
 
 
 def test_networks():
@@ -248,7 +248,7 @@ def test_a_run_stopped_after_an_iteration_resumes_bit_identically(
     tiny_config, tmp_path, monkeypatch
 ):
     monkeypatch.setitem(paired.PRESETS["quick"], TRUNC_TASK, tiny_config)
-    algo = algorithms.get("paired")
+    algo = runs.get("paired")
     reference = runs.train(algo, _spec(), tmp_path / "reference", progress=False, log=print)
     assert reference.updates == 2 and reference.env_steps == 576
     out = tmp_path / "stopped"

@@ -15,9 +15,9 @@ from tiny_tasks import TRUNC_TASK
 
 from aht_bench.algorithms import rotate
 from aht_bench.policies import MLPActorCritic, RecurrentEgo
+from aht_bench.runs import RunSpec, apply_overrides
 from aht_bench.training import PPOConfig
 from aht_bench.training.ppo import ppo_loss
-from aht_bench.training.runs import RunSpec, apply_overrides
 
 pytestmark = pytest.mark.usefixtures("tiny_tasks")
 

@@ -1,4 +1,4 @@
-"""`aht-bench train rotate`: ROTATE's long runs on disk (`aht_bench.training.runs` with the
+"""`aht-bench train rotate`: ROTATE's long runs on disk (`aht_bench.runs` with the
 `ITERATIONS` loop): a checkpoint after every iteration and exact resume after SIGKILL, the
 metrics lines, curves and final files, typed `--set` overrides and usage errors, divergence.
 
@@ -28,10 +28,11 @@ import pytest
 from click.testing import CliRunner
 from safetensors.numpy import load_file
 
+from aht_bench import runs
 from aht_bench.algorithms import rotate
 from aht_bench.cli import main
 from aht_bench.policies import RecurrentEgo, load_policy, load_population
-from aht_bench.training import checkpoint, runs
+from aht_bench.training import checkpoint
 
 TASK = "sabotage-v1"
 ITERATIONS = 5
@@ -317,7 +318,11 @@ def _toy(poison: str, at: int) -> types.SimpleNamespace:
 def test_non_finite_ego_stops_the_run_naming_the_iteration(poison, message, tmp_path):
     toy: Any = _toy(poison, at=3)
     algo = runs.Algorithm(
-        "toy", toy, needs_teammates=False, loop=runs.ITERATIONS, presets=("quick",)
+        "toy",
+        toy,
+        needs_teammates=False,
+        loop=runs.IterationLoop(rotate.REPORT),
+        presets=("quick",),
     )
     out = tmp_path / "toy"
     spec = runs.RunSpec("toy", TASK, num_seeds=2)
@@ -334,7 +339,11 @@ def test_non_finite_ego_stops_the_run_naming_the_iteration(poison, message, tmp_
 def test_sigterm_stops_after_the_current_iteration_with_a_checkpoint(tmp_path):
     toy: Any = _toy("sigterm", at=2)
     algo = runs.Algorithm(
-        "toy", toy, needs_teammates=False, loop=runs.ITERATIONS, presets=("quick",)
+        "toy",
+        toy,
+        needs_teammates=False,
+        loop=runs.IterationLoop(rotate.REPORT),
+        presets=("quick",),
     )
     out = tmp_path / "toy"
     with pytest.raises(runs.TrainingInterrupted, match="SIGTERM: stopped after iteration 2") as e:

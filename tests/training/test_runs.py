@@ -1,4 +1,4 @@
-"""Long runs on disk (aht_bench.training.runs and `aht-bench train`): exact resume after SIGTERM
+"""Long runs on disk (aht_bench.runs and `aht-bench train`): exact resume after SIGTERM
 and after SIGKILL (slow), divergence stops, checkpoint verification, run-folder and option errors.
 
 Every run here is the same tiny IPPO config on the sabotage game (so in-process runs share one
@@ -23,10 +23,10 @@ import numpy as np
 import pytest
 from safetensors.numpy import load_file
 
-from aht_bench import algorithms
+from aht_bench import runs
 from aht_bench.algorithms import ippo
 from aht_bench.policies import load_policy
-from aht_bench.training import checkpoint, runs
+from aht_bench.training import checkpoint
 
 TASK = "sabotage-v1"
 OVERRIDES = (("total_timesteps", "6144"), ("num_envs", "8"), ("rollout_length", "16"))
@@ -42,7 +42,7 @@ def _quiet(message: str) -> None:
 def _train(out: Path, **kwargs) -> runs.RunOutcome:
     kwargs.setdefault("progress", False)
     kwargs.setdefault("log", _quiet)
-    return runs.train(algorithms.get("ippo"), SPEC, out, **kwargs)
+    return runs.train(runs.get("ippo"), SPEC, out, **kwargs)
 
 
 def _final_state(out: Path) -> dict[str, np.ndarray]:
@@ -245,7 +245,7 @@ def test_run_folder_errors(reference: Path, tmp_path: Path):
         _train(tmp_path / "nothing", resume=True)
     other = runs.RunSpec("ippo", TASK, num_seeds=1, seed=3, overrides=OVERRIDES)
     with pytest.raises(runs.RunDirError, match="num_seeds: run has 2, asked 1"):
-        runs.train(algorithms.get("ippo"), other, reference, resume=True, progress=False)
+        runs.train(runs.get("ippo"), other, reference, resume=True, progress=False)
 
 
 def test_overrides_are_typed_and_checked():
@@ -278,9 +278,9 @@ def test_overrides_are_typed_and_checked():
     with pytest.raises(ValueError, match="clip_eps=0.0 is invalid"):
         runs.RunSpec("ippo", TASK, overrides=(("ppo.clip_eps", "0"),)).config()
     with pytest.raises(ValueError, match="takes no teammates"):
-        runs.check_teammates(algorithms.get("ippo"), runs.RunSpec("ippo", TASK, teammates=("x",)))
+        runs.check_teammates(runs.get("ippo"), runs.RunSpec("ippo", TASK, teammates=("x",)))
     with pytest.raises(ValueError, match="trains against teammates"):
-        runs.check_teammates(algorithms.get("br"), runs.RunSpec("br", TASK))
+        runs.check_teammates(runs.get("br"), runs.RunSpec("br", TASK))
 
 
 def test_cli_train_usage_errors(tmp_path: Path):
@@ -316,7 +316,7 @@ def test_br_against_a_policy_file_teammate(reference: Path, tmp_path: Path):
     overrides = (("num_envs", "8"), ("rollout_length", "16"), ("total_timesteps", "256"))
     spec = runs.RunSpec("br", TASK, teammates=(str(mate),), overrides=overrides)
     out = tmp_path / "br"
-    outcome = runs.train(algorithms.get("br"), spec, out, progress=False, log=_quiet)
+    outcome = runs.train(runs.get("br"), spec, out, progress=False, log=_quiet)
     assert outcome.updates == 2 and len(outcome.policies) == 1
     record = json.loads((out / "run.json").read_text())["teammates"][0]
     assert record["kind"] == "policy" and len(record["sha256"]) == 64
@@ -324,4 +324,4 @@ def test_br_against_a_policy_file_teammate(reference: Path, tmp_path: Path):
     mate.write_bytes(other.read_bytes())  # a valid policy file, but not the one trained against
     Path(str(mate) + ".json").write_bytes(Path(str(other) + ".json").read_bytes())
     with pytest.raises(runs.RunDirError, match="changed since the run started"):
-        runs.train(algorithms.get("br"), spec, out, resume=True, progress=False, log=_quiet)
+        runs.train(runs.get("br"), spec, out, resume=True, progress=False, log=_quiet)

@@ -1,0 +1,286 @@
+"""`train`: one run of any method on disk, from start or resumed; see `aht_bench.runs`.
+
+May import jax, numpy, tqdm, the standard library, aht_bench.training and aht_bench.runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from aht_bench.runs.folder import (
+    RunDir,
+    RunOutcome,
+    _check_resume,
+    _json_value,
+    _start_folder,
+    _truncate_metrics,
+    _write_json,
+    final_returns,
+    read_metrics,
+)
+from aht_bench.runs.loops import Algorithm, Loop, Metrics
+from aht_bench.runs.spec import RunSpec, resolve_teammates
+from aht_bench.training import checkpoint
+from aht_bench.training.partners import teammate_pool
+
+KEEP_CHECKPOINTS = 2
+
+
+class TrainingInterrupted(Exception):
+    """SIGINT or SIGTERM stopped the run at a step boundary, after a checkpoint."""
+
+    def __init__(self, signum: int, update: int, out: Path, unit: str = "update"):
+        self.signum = signum
+        self.update = update  # steps done: updates, or iterations (see `unit`)
+        self.out = out
+        name = signal.Signals(signum).name
+        super().__init__(
+            f"{name}: stopped after {unit} {update}, checkpoint saved in {out}; continue with "
+            "--resume"
+        )
+
+    @property
+    def exit_code(self) -> int:
+        """The shell convention: 128 + signal number (130 for SIGINT, 143 for SIGTERM)."""
+        return 128 + self.signum
+
+
+class TrainingDiverged(RuntimeError):
+    """A loss or parameter became NaN or infinite; nothing of that step was saved."""
+
+
+class _Signals:
+    """Turns the first SIGINT/SIGTERM into a stop request; a second SIGINT aborts at once."""
+
+    def __init__(self, unit: str = "update") -> None:
+        self.received: int | None = None
+        self.unit = unit
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.received is not None and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.received = signum
+        print(
+            f"\n{signal.Signals(signum).name}: stopping after the current {self.unit} and saving "
+            "a checkpoint (Ctrl-C again aborts without saving)",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    @contextmanager
+    def installed(self) -> Iterator[_Signals]:
+        if threading.current_thread() is not threading.main_thread():
+            yield self  # signals can only be handled in the main thread
+            return
+        previous = {s: signal.signal(s, self._handle) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield self
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
+
+
+@jax.jit
+def _all_finite(tree: Any) -> jax.Array:
+    leaves = [jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(tree)]
+    return jnp.all(jnp.stack(leaves)) if leaves else jnp.array(True)
+
+
+def _check_finite(metrics: Metrics, params: dict[str, Any], first: int, loop: Loop) -> None:
+    unit = loop.unit
+    for name, values in metrics.items():
+        if loop.may_be_nan(name):
+            continue
+        bad = ~np.isfinite(values)
+        if bad.any():
+            seed, offset = (int(i[0]) for i in np.nonzero(bad))
+            raise TrainingDiverged(
+                f"{name} became {values[seed, offset]} at {unit} {first + offset} (seed index "
+                f"{seed}); nothing of that {unit} was saved. {loop.diverged_fix}, then resume "
+                "from the last checkpoint or start over"
+            )
+    last = first + next(iter(metrics.values())).shape[1] - 1
+    for whose, tree in params.items():
+        if not bool(_all_finite(tree)):
+            raise TrainingDiverged(
+                f"{whose} parameters became non-finite by {unit} {last}; nothing of that "
+                f"{unit} was saved. {loop.diverged_fix}, then resume or start over"
+            )
+
+
+def check_teammates(algo: Algorithm, spec: RunSpec) -> None:
+    """Raise a ValueError if `spec` gives teammates `algo` does not take, or none it needs."""
+    if algo.name != spec.algorithm:
+        raise ValueError(f"spec is for {spec.algorithm}, algorithm is {algo.name}")
+    if algo.needs_teammates and not spec.teammates:
+        raise ValueError(
+            f"{algo.name} trains against teammates: give at least one (a heuristic name of the "
+            "task, or a policy or population file)"
+        )
+    if not algo.needs_teammates and spec.teammates:
+        raise ValueError(f"{algo.name} takes no teammates: it trains with partners of its own")
+
+
+def train(
+    algo: Algorithm,
+    spec: RunSpec,
+    out: Path,
+    *,
+    resume: bool = False,
+    checkpoint_every_updates: int | None = None,
+    checkpoint_every_s: float = 300.0,
+    progress: bool = True,
+    log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True),
+) -> RunOutcome:
+    """Run (or with `resume`, continue) `spec` of `algo` in the folder `out`; see the module
+    docstring.
+
+    A checkpoint is written whenever `checkpoint_every_updates` steps or `checkpoint_every_s`
+    seconds have passed since the last one (whichever comes first; after every step where the
+    loop says so, as ROTATE's does), on SIGINT/SIGTERM, and at the end.
+    """
+    check_teammates(algo, spec)
+    loop, run = algo.loop, RunDir(Path(out))
+    unit = loop.unit
+    config = algo.config(spec)
+    inputs: tuple[Any, ...] = ()
+    records: list[dict[str, Any]] = []
+    if algo.needs_teammates:
+        teammates, records = resolve_teammates(config.canonical_task_id, spec.teammates)
+        inputs = (teammate_pool(teammates),)
+    if resume:
+        _check_resume(run, spec, records)
+    else:
+        _start_folder(run, spec, config, records, loop.plan(config))
+
+    start = time.perf_counter()
+    state = loop.init(algo, spec, config, inputs)
+    train_s = 0.0
+    latest = run.latest_checkpoint() if resume else None
+    if latest is not None:
+        state, meta = checkpoint.load_state(latest, state)
+        train_s = float(meta["train_s"])
+        log(f"resuming {run.root} from {unit} {meta[unit]} ({latest.name})")
+    elif resume:
+        log(f"{run.root} has no checkpoint yet: starting from {unit} 0")
+    done = loop.done(state)
+    total, per_call = loop.total(config), loop.steps_per_call(config)
+    _truncate_metrics(run.metrics, unit, done)
+    log(
+        f"{spec.algorithm} on {config.canonical_task_id} ({spec.preset}): {total} {unit}s, "
+        f"{loop.env_steps_done(config, total):,} env steps per seed x {spec.num_seeds} "
+        f"seed(s); init {time.perf_counter() - start:.1f}s"
+    )
+
+    title = f"{spec.algorithm} on {config.canonical_task_id} ({spec.preset})"
+    last_saved = done
+    last_save_time = time.perf_counter()
+    last_plot_time = -math.inf
+
+    def save(state: Any, step: int) -> None:
+        nonlocal last_saved, last_save_time, last_plot_time
+        path = run.checkpoint_file(step, unit)
+        meta = {unit: step, "env_steps": loop.env_steps_done(config, step), "train_s": train_s}
+        checkpoint.save_state(path, state, meta)
+        _write_json(run.pointer, {"file": path.name, unit: step})
+        for old in sorted(run.checkpoints.glob(f"{unit}-*.safetensors"))[:-KEEP_CHECKPOINTS]:
+            old.unlink(missing_ok=True)
+            checkpoint.card_path(old).unlink(missing_ok=True)
+        if time.perf_counter() - last_plot_time >= loop.plot_every_s:
+            loop.plot(run, title)
+            last_plot_time = time.perf_counter()
+        last_saved, last_save_time = step, time.perf_counter()
+
+    from tqdm import tqdm
+
+    bar = tqdm(
+        total=total,
+        initial=done,
+        unit=loop.bar_unit,
+        disable=not progress,
+        file=sys.stderr,
+        dynamic_ncols=True,
+        mininterval=0.1 if sys.stderr.isatty() else 30.0,
+    )
+    signals = _Signals(unit)
+    with signals.installed(), bar:
+        call_start = loop_start = time.perf_counter()
+        for done, new_state, host in loop.run(algo, state, config):
+            state = new_state
+            first = done - per_call + 1
+            _check_finite(host, loop.checked_params(algo, state), first, loop)
+            now = time.perf_counter()
+            if call_start == loop_start:
+                with tqdm.external_write_mode(file=sys.stderr):  # the bar is redrawn after
+                    log(f"first call (compile + {per_call} {unit}(s)): {now - call_start:.1f}s")
+            train_s += now - call_start
+            call_start = now
+            with run.metrics.open("a") as f:
+                for j in range(per_call):
+                    row: dict[str, Any] = {
+                        unit: first + j,
+                        "env_steps": loop.env_steps_done(config, first + j),
+                        "time_s": round(train_s, 3),
+                    }
+                    row |= {
+                        k: [_json_value(v) for v in host[k][:, j]]
+                        for k in sorted(host)
+                        if k not in row
+                    }
+                    f.write(json.dumps(row) + "\n")
+                f.flush()
+                os.fsync(f.fileno())
+            if loop.keeps_policies(config, done):
+                folder = run.policies / f"{unit}-{done:06d}"
+                loop.save_policies(folder, algo, spec, config, state, done)
+            latest_values = {
+                label: host[metric][:, -1]
+                for label, metric in loop.progress_metrics
+                if metric in host and np.isfinite(host[metric][:, -1]).any()
+            }
+            if latest_values:
+                postfix = {k: f"{np.nanmean(v):.3g}" for k, v in latest_values.items()}
+                bar.set_postfix(postfix, refresh=False)
+            bar.update(per_call)
+            due = (
+                loop.checkpoint_every_step
+                or (
+                    checkpoint_every_updates is not None
+                    and done - last_saved >= checkpoint_every_updates
+                )
+                or now - last_save_time >= checkpoint_every_s
+            )
+            if signals.received is not None:
+                save(state, done)
+                loop.plot(run, title)
+                raise TrainingInterrupted(signals.received, done, run.root, unit)
+            if due and done < total:
+                save(state, done)
+    if last_saved != done:
+        save(state, done)
+    loop.plot(run, title)
+    policies = loop.save_policies(run.policies / "final", algo, spec, config, state, done)
+    return RunOutcome(
+        out=run.root,
+        config=config,
+        updates=done,
+        env_steps=loop.env_steps_done(config, done),
+        final_return=final_returns(read_metrics(run.metrics), spec.num_seeds, loop.curve_metric),
+        policies=policies,
+        train_seconds=train_s,
+        unit=unit,
+    )

@@ -1,0 +1,106 @@
+"""The package's layers (ARCHITECTURE.md, "Repository layout"): a module imports only from its
+own layer or the layers below it, at module level or inside a function alike. In particular
+`training/` imports no method and `algorithms/` never imports the run driver (`runs/`).
+
+The imports are read from the source (`ast`), so a lazy import inside a function counts."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "aht_bench"
+LAYERS = (
+    "files",
+    "envs",
+    "policies",
+    "adapters",
+    "training",
+    "algorithms",
+    "runs",
+    "evaluation",
+    "heldout",
+    "leaderboard",
+    "experiments",
+    "cli",
+)
+"""Bottom to top. `aht_bench` itself (`__version__`) is below all of them."""
+
+KNOWN_UPWARD = {
+    ("envs/gym.py", "aht_bench.evaluation.teammates"),
+    ("envs/gym.py", "aht_bench.policies.runner"),
+    ("envs/vector.py", "aht_bench.policies.core"),
+}
+"""Upward imports not yet removed: the Gymnasium shell folds policies in, so it belongs above
+`policies` (issue 31, step 4: the shells move to `adapters/`). This list may only shrink: an
+entry that no longer occurs fails the test until it is deleted here."""
+
+
+def _imports(path: Path) -> set[str]:
+    """Every `aht_bench...` module `path` imports (absolute imports, any depth)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "aht_bench":  # from aht_bench import runs
+                found |= {f"aht_bench.{a.name}" for a in node.names}
+            else:
+                found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level > 0:
+            raise AssertionError(f"{path}: relative import; write it as `from aht_bench...`")
+    return {m for m in found if m.split(".")[0] == "aht_bench"}
+
+
+def _layer(module: str) -> str | None:
+    """The layer of `aht_bench.<layer>...`, None for the package root (`aht_bench.__version__`)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in LAYERS else None
+
+
+def _upward() -> set[tuple[str, str]]:
+    out = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        own = rel.split("/")[0].removesuffix(".py")
+        if own not in LAYERS:
+            assert rel == "__init__.py", f"{rel} is in no layer: add its folder to LAYERS"
+            continue
+        for module in _imports(path):
+            layer = _layer(module)
+            if layer is not None and LAYERS.index(layer) > LAYERS.index(own):
+                out.add((rel, module))
+    return out
+
+
+def test_every_top_level_folder_is_a_layer():
+    folders = {p.name.removesuffix(".py") for p in PACKAGE.iterdir()}
+    assert folders - {"__init__", "__pycache__", "py.typed"} <= set(LAYERS)
+
+
+def test_no_module_imports_from_a_layer_above_its_own():
+    upward = _upward()
+    new = sorted(upward - KNOWN_UPWARD)
+    assert not new, "imports from a layer above the importer's: " + ", ".join(
+        f"{f} -> {m}" for f, m in new
+    )
+    gone = sorted(KNOWN_UPWARD - upward)
+    assert not gone, f"no longer imported (delete them from KNOWN_UPWARD): {gone}"
+
+
+@pytest.mark.parametrize(
+    "layer,forbidden", [("training", {"algorithms", "runs"}), ("algorithms", {"runs"})]
+)
+def test_the_core_and_the_methods_import_no_run_driver(layer, forbidden):
+    # the circle of issue 31: training/runs.py looked algorithms up, algorithms imported it
+    for path in sorted((PACKAGE / layer).rglob("*.py")):
+        for module in _imports(path):
+            assert _layer(module) not in forbidden, f"{path.relative_to(PACKAGE)} imports {module}"
+
+
+def test_the_checker_sees_a_lazy_upward_import(tmp_path):
+    # the check itself: an import inside a function body is found
+    source = tmp_path / "m.py"
+    source.write_text("def f():\n    from aht_bench.runs import train\n    return train\n")
+    assert _imports(source) == {"aht_bench.runs"}
+    assert _layer("aht_bench.runs.driver") == "runs" and _layer("aht_bench.__version__") is None
