@@ -17,7 +17,7 @@ gives each agent one PPO update over the `n` rollouts it played in:
                     (D_ij,     xp_coef,   -1, head j) for j != i     XP, minimised
     best response j: the same over confederates i: (D_ij, ..., head i)
 
-(`confederate_loss_terms`, `best_response_loss_terms`: `rotate.LossTerm`s, no timestep
+(`confederate_loss_terms`, `best_response_loss_terms`: `training.streams.LossTerm`s, no timestep
 weighting; each stream's clip loss is a mean over its own transitions, the entropy loss is once
 over all of a learner's data, each head trains on its pair's data: `ppo_update`). So each agent
 maximises `(1 + 2 w) J(i, i) - w sum_{j != i} J(i, j)`, the paper's "coefficient on the SP return
@@ -78,7 +78,6 @@ from aht_bench.algorithms.common import (
     require,
 )
 from aht_bench.algorithms.fixed_partner import FixedPartnerState
-from aht_bench.algorithms.rotate import LossTerm, phase_summary
 from aht_bench.policies.core import Params
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
@@ -97,6 +96,7 @@ from aht_bench.training.rollout import (
     reset_rollout,
     rollout,
 )
+from aht_bench.training.streams import LossTerm, phase_summary
 
 CONFEDERATE = 0
 """Index of the confederate's data in a pair rollout's `Trajectory.learners`."""

@@ -26,8 +26,8 @@ Every PPO update collects four rollouts of `num_envs` x `rollout_length` steps:
 - MP: teammate x BR from start states drawn uniformly from the mixed rollout's states
   (Eq. mixed_play_data, `StoredStates`).
 
-The teammate's loss is three streams (`teammate_loss_terms`, `rotate.LossTerm`, `ppo_update`),
-the entropy term once over all three:
+The teammate's loss is three streams (`teammate_loss_terms`, `training.streams.LossTerm`,
+`ppo_update`), the entropy term once over all three:
 
 | data | weight | sign | teammate value head |
 |------|--------|------|---------------------|
@@ -92,15 +92,14 @@ from aht_bench.algorithms.common import (
     stack_seeds,
 )
 from aht_bench.algorithms.fixed_partner import FixedPartnerState
-from aht_bench.algorithms.rotate import LossTerm, loss_streams, phase_summary
-from aht_bench.envs.core import EnvState
-from aht_bench.envs.wrappers import AutoReset, StoredStates
 from aht_bench.policies.core import Carry, Extras, Params
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
 from aht_bench.training import presets
+from aht_bench.training.buffer import TeammateBuffer, empty_buffer, insert
 from aht_bench.training.config import EgoConfig, PPOConfig, normalise_shaping
 from aht_bench.training.driver import map_seeds
+from aht_bench.training.partners import MixedPartner
 from aht_bench.training.ppo import LearnerState, Stream, make_optimizer, ppo_update
 from aht_bench.training.report import IterationReport
 from aht_bench.training.rollout import (
@@ -113,6 +112,7 @@ from aht_bench.training.rollout import (
     reset_rollout,
     rollout,
 )
+from aht_bench.training.streams import LossTerm, branch_rollout, loss_streams, phase_summary
 
 TEAMMATE_SEAT = 1
 """The seat of the teammate being trained (and of every teammate in the population)."""
@@ -364,26 +364,6 @@ def xp_slots(num_envs: int, count: jax.Array | int) -> jax.Array:
     return jnp.arange(num_envs, dtype=jnp.int32) % jnp.maximum(count, 1)
 
 
-@dataclasses.dataclass(frozen=True)
-class MixedPartner:
-    """The mixed policy of Eq. mixed_play_start: each step plays pi^comp's action or the BR's,
-    with probability 1/2 each. Params: (pi^comp's params, BR params); carry ()."""
-
-    teammate: MLPActorCritic
-    best_response: MLPActorCritic
-
-    def init_carry(self, batch_shape: tuple[int, ...]) -> Carry:
-        return ()
-
-    def act(
-        self, params: tuple[Params, Params], carry: Carry, obs: jax.Array, key: jax.Array
-    ) -> tuple[jax.Array, Carry, Extras]:
-        key_coin, key_comp, key_br = jax.random.split(key, 3)
-        comp_action, _, _ = self.teammate.act(params[0], (), obs, key_comp)
-        br_action, _, _ = self.best_response.act(params[1], (), obs, key_br)
-        return jnp.where(jax.random.bernoulli(key_coin), comp_action, br_action), carry, {}
-
-
 class _Pairings(NamedTuple):
     sp: Pairing  # roles (BR, teammate); learners (teammate, BR)
     xp: Pairing  # roles (EarlierTeammates, teammate); learners (teammate,)
@@ -405,14 +385,6 @@ def _pairings(config: CoMeDiConfig) -> _Pairings:
 # ---------------------------------------------------------------------------------------- state
 
 
-class TeammateBuffer(NamedTuple):
-    """The generated population: one slot per teammate, filled in order."""
-
-    teammates: Params  # leaves (population_size, ...): teammate params
-    best_responses: Params  # leaves (population_size, ...): the BR trained with each
-    count: jax.Array  # () int32: filled slots
-
-
 class CoMeDiState(NamedTuple):
     """Everything a CoMeDi run needs to continue exactly, between two iterations. A teammate,
     its BR and their Adam states live only inside its generation iteration."""
@@ -431,16 +403,7 @@ def _param_shapes(config: CoMeDiConfig) -> tuple[Any, Any]:
 
 
 def _empty_buffer(config: CoMeDiConfig) -> TeammateBuffer:
-    teammate, best_response = _param_shapes(config)
-
-    def zeros(x):
-        return jnp.zeros((config.population_size,) + x.shape, x.dtype)
-
-    return TeammateBuffer(
-        teammates=jax.tree.map(zeros, teammate),
-        best_responses=jax.tree.map(zeros, best_response),
-        count=jnp.zeros((), jnp.int32),
-    )
+    return empty_buffer(config.population_size, *_param_shapes(config))
 
 
 def init(key: jax.Array, config: CoMeDiConfig) -> CoMeDiState:
@@ -462,24 +425,6 @@ def init_seeds(key: jax.Array, config: CoMeDiConfig, num_seeds: int = 1) -> CoMe
 
 
 # ------------------------------------------------------------------------- teammate generation
-
-
-def _branch_rollout(
-    pairing: Pairing,
-    params: tuple[Params, ...],
-    states: EnvState[Any] | None,
-    key: jax.Array,
-    config: CoMeDiConfig,
-) -> Trajectory:
-    """A rollout of `pairing` whose episodes start from states drawn uniformly from `states`
-    (leaves (T, E, ...)): the MP data (as `rotate.branch_rollout` does for SXP/XSP)."""
-    assert states is not None, "the mixed rollout was not run with keep_states=True"
-    flat = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), states)
-    env = AutoReset(make_env(config.task_id, config.shaping).env, StoredStates(flat))
-    key_reset, key_rollout = jax.random.split(key)
-    start = reset_rollout(env, pairing, key_reset, config.num_envs)
-    _, trajectory = rollout(env, pairing, params, start, key_rollout, config.rollout_length)
-    return trajectory
 
 
 def compatibility(trajectory: Trajectory, count: jax.Array | int) -> jax.Array:
@@ -571,7 +516,7 @@ def _generation_update(
         mixed_state, mixed = rollout(
             env, pairings.mixed, ((earlier.get(comp), br), tm), mixed_state, k_mixed, steps, True
         )
-        mp = _branch_rollout(pairings.sp, (br, tm), mixed.states, k_mp, config)
+        mp = branch_rollout(pairings.sp, (br, tm), mixed.states, k_mp, config)
         data |= {"xp": (xp, 0), "mp": (mp, 0)}
         br_data["mp"] = (mp, 1)
         comp_envs = xp_slots(config.num_envs, buffer.count) == comp
@@ -654,14 +599,7 @@ def _generation_seeds(
             buf, teammate, best_response, key, config, first
         )
 
-        def insert(slots, member):
-            return slots.at[buf.count].set(member)
-
-        buffer = TeammateBuffer(
-            teammates=jax.tree.map(insert, buf.teammates, teammate),
-            best_responses=jax.tree.map(insert, buf.best_responses, best_response),
-            count=buf.count + 1,
-        )
+        buffer = insert(buf, teammate, best_response)
         comp = metrics.pop("comp", None)
         summary = phase_summary(metrics)
         if comp is not None:

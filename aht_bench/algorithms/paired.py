@@ -84,14 +84,7 @@ from aht_bench.algorithms.common import (
     require,
     stack_seeds,
 )
-from aht_bench.algorithms.rotate import (
-    BR_HEAD,
-    EGO_HEAD,
-    LossTerm,
-    Networks,
-    loss_streams,
-    phase_summary,
-)
+from aht_bench.algorithms.rotate import BR_HEAD, EGO_HEAD, Networks
 from aht_bench.policies.core import Params
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
@@ -110,6 +103,7 @@ from aht_bench.training.rollout import (
     make_env,
     rollout,
 )
+from aht_bench.training.streams import LossTerm, loss_streams, phase_summary
 
 __all__ = [
     "REPORT",

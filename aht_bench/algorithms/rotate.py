@@ -99,23 +99,18 @@ from aht_bench.algorithms.common import (
     stack_seeds,
 )
 from aht_bench.algorithms.fixed_partner import FixedPartnerState
-from aht_bench.envs.core import EnvState
-from aht_bench.envs.matrix import RepeatedMatrixGame, enumerate_nonterminal_states
-from aht_bench.envs.wrappers import AutoReset, StoredStates
-from aht_bench.policies.core import Carry, Extras, Params
-from aht_bench.policies.networks import GRUCarry, MLPActorCritic, RecurrentEgo
+from aht_bench.policies.core import Params
+from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
 from aht_bench.training import presets
+from aht_bench.training.buffer import TeammateBuffer, empty_buffer, insert
 from aht_bench.training.config import EgoConfig, PPOConfig, normalise_shaping
 from aht_bench.training.driver import map_seeds
-from aht_bench.training.partners import SampledTeammate, TeammatePool
+from aht_bench.training.partners import MixedPartner, SampledTeammate, TeammatePool
 from aht_bench.training.ppo import (
     LearnerState,
-    Stream,
     make_optimizer,
-    make_stream,
     ppo_update,
-    timestep_weights,
 )
 from aht_bench.training.report import IterationReport
 from aht_bench.training.rollout import (
@@ -128,6 +123,7 @@ from aht_bench.training.rollout import (
     reset_rollout,
     rollout,
 )
+from aht_bench.training.streams import LossTerm, branch_rollout, loss_streams, phase_summary
 
 VARIANTS = ("rotate", "per_trajectory", "no_buffer", "mixed_play", "minimax")
 TEAMMATE_OBJECTIVES = ("eq7", "transition_mean", "public_code")
@@ -317,17 +313,6 @@ class RotateConfig:
         )
 
 
-class LossTerm(NamedTuple):
-    """One stream of a learner's loss: which data, its weight w_t, sign and value head."""
-
-    data: str  # "sp", "xp", "sxp", "xsp" or "mp": the rollout it comes from
-    coef: float  # constant factor of w_t
-    timestep_weighted: bool  # w_t = coef * (t + 1) (Eq. tsw_grad) if True, else coef
-    sign: float  # +1 or -1 (Eq. ppo_clip_loss's varsigma)
-    value_head: int  # the learner's critic head its advantages come from and train
-    per_start_state: bool = False  # w_t also times transitions per episode of the batch
-
-
 def regret_loss_terms(objective: str, lambda_1: float, lambda_2: float) -> tuple[LossTerm, ...]:
     """The streams of the teammate's loss L_REG (Eq. regret_pol_loss, Table regret_loss_terms,
     the SP and SXP copies collected as the paper remarks) under `objective`, one of
@@ -438,28 +423,6 @@ def networks(config: RotateConfig) -> Networks:
     )
 
 
-@dataclasses.dataclass(frozen=True)
-class MixedPartner:
-    """The mixed policy of Eq. mixed_play_start: each step plays the ego's action or the best
-    response's, with probability 1/2 each. Params: (ego params, BR params); carry: the ego's,
-    advanced every step and told the action actually played."""
-
-    ego: RecurrentEgo
-    best_response: MLPActorCritic
-
-    def init_carry(self, batch_shape: tuple[int, ...]) -> GRUCarry:
-        return self.ego.init_carry(batch_shape)
-
-    def act(
-        self, params: tuple[Params, Params], carry: GRUCarry, obs: jax.Array, key: jax.Array
-    ) -> tuple[jax.Array, Carry, Extras]:
-        key_coin, key_ego, key_br = jax.random.split(key, 3)
-        ego_action, carry, _ = self.ego.act(params[0], carry, obs, key_ego)
-        br_action, _, _ = self.best_response.act(params[1], (), obs, key_br)
-        action = jnp.where(jax.random.bernoulli(key_coin), ego_action, br_action)
-        return action, carry._replace(prev_action=action), {}
-
-
 class _Pairings(NamedTuple):
     sp: Pairing  # roles (BR, teammate); learners (teammate, BR)
     xp: Pairing  # roles (ego, teammate); learners (teammate,)
@@ -490,15 +453,6 @@ def _pairings(config: RotateConfig) -> _Pairings:
 # ---------------------------------------------------------------------------------------- state
 
 
-class TeammateBuffer(NamedTuple):
-    """The population buffer B_pi: one slot per iteration, filled in order."""
-
-    teammates: Params  # leaves (iterations, ...): teammate params; slot i from iteration i
-    best_responses: Params  # leaves (iterations, ...): the best response trained with each
-    #   (None for `minimax`, which has none)
-    count: jax.Array  # () int32: filled slots
-
-
 class RotateState(NamedTuple):
     """Everything a ROTATE run needs to continue exactly, between two iterations.
 
@@ -524,15 +478,8 @@ def _empty_buffer_shapes(config: RotateConfig) -> tuple[Any, Any]:
 
 def _empty_buffer(config: RotateConfig) -> TeammateBuffer:
     teammate, best_response = _empty_buffer_shapes(config)
-
-    def zeros(x):
-        return jnp.zeros((config.iterations,) + x.shape, x.dtype)
-
-    return TeammateBuffer(
-        teammates=jax.tree.map(zeros, teammate),
-        best_responses=None if config.variant == "minimax" else jax.tree.map(zeros, best_response),
-        count=jnp.zeros((), jnp.int32),
-    )
+    no_br = config.variant == "minimax"
+    return empty_buffer(config.iterations, teammate, None if no_br else best_response)
 
 
 def init(key: jax.Array, config: RotateConfig) -> RotateState:
@@ -552,55 +499,6 @@ def init_seeds(key: jax.Array, config: RotateConfig, num_seeds: int = 1) -> Rota
 
 
 # ------------------------------------------------------------------------------------- rollouts
-
-
-def _flat_states(states: EnvState[Any] | None) -> EnvState[Any]:
-    assert states is not None, "rollout was not run with keep_states=True"
-    return jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), states)
-
-
-def branch_rollout(
-    pairing: Pairing,
-    params: tuple[Params, ...],
-    states: EnvState[Any] | None,
-    key: jax.Array,
-    config: RotateConfig,
-) -> Trajectory:
-    """A rollout of `pairing` whose episodes start from states drawn uniformly from `states`
-    (leaves (T, E, ...), e.g. the states an XP rollout visited): SXP, XSP and MP data.
-
-    Every update draws fresh start states from the latest batch (Alg. rotate_teamgen_alg,
-    lines SampleStates/Interact); an episode that ends inside the rollout restarts from another
-    drawn state, and the last one is bootstrapped where the rollout cuts it.
-    """
-    env = AutoReset(
-        make_env(config.task_id, config.shaping).env, StoredStates(_flat_states(states))
-    )
-    key_reset, key_rollout = jax.random.split(key)
-    start = reset_rollout(env, pairing, key_reset, config.num_envs)
-    _, trajectory = rollout(env, pairing, params, start, key_rollout, config.rollout_length)
-    return trajectory
-
-
-def _term_stream(
-    trajectory: Trajectory, learner: int, term: LossTerm, ppo_config: PPOConfig
-) -> Stream:
-    base = timestep_weights(trajectory) if term.timestep_weighted else 1.0
-    weights = term.coef * jnp.broadcast_to(base, trajectory.time.shape).astype(jnp.float32)
-    if term.per_start_state:
-        # mean over transitions x (transitions / episodes) = mean over episodes (start states)
-        episodes = jnp.maximum(jnp.sum(trajectory.starts), 1)
-        weights = weights * (trajectory.starts.size / episodes)
-    return make_stream(trajectory, learner, ppo_config, term.value_head, weights, term.sign)
-
-
-def loss_streams(
-    terms: tuple[LossTerm, ...],
-    data: dict[str, tuple[Trajectory, int]],
-    ppo_config: PPOConfig,
-) -> tuple[Stream, ...]:
-    """The streams of `terms`; `data[name] = (trajectory, learner index in it)`."""
-    return tuple(_term_stream(*data[t.data], t, ppo_config) for t in terms)
 
 
 # ------------------------------------------------------------------------- teammate generation
@@ -771,30 +669,6 @@ def ego_phase(
 # ------------------------------------------------------------------------------ one iteration
 
 
-def _tail_return(returns: jax.Array, episodes: jax.Array) -> jax.Array:
-    """Mean base return of the episodes that ended in the last quarter of a phase's updates."""
-    tail = max(1, returns.shape[0] // 4)
-    r, n = returns[-tail:], episodes[-tail:]
-    total = jnp.sum(jnp.where(n > 0, r * n, 0.0))
-    count = jnp.sum(n)
-    return jnp.where(count > 0, total / jnp.maximum(count, 1.0), jnp.nan)
-
-
-def phase_summary(metrics: dict[str, jax.Array], prefix: str = "") -> dict[str, jax.Array]:
-    """Per-phase scalars: returns over the last quarter of updates, PPO diagnostics averaged
-    over the last quarter."""
-    out = {}
-    for k, v in metrics.items():
-        if k.endswith("_episodes") or k in ("episodes", "env_steps"):
-            continue
-        if k.endswith("episode_return") or k.endswith("_return"):
-            count_key = k.replace("_return", "_episodes") if k != "episode_return" else "episodes"
-            out[prefix + k] = _tail_return(v, metrics[count_key])
-        else:
-            out[prefix + k] = jnp.mean(v[-max(1, v.shape[0] // 4) :])
-    return out
-
-
 @functools.partial(jax.jit, static_argnames="config")
 def _teammate_phase_seeds(
     state: RotateState,
@@ -809,16 +683,7 @@ def _teammate_phase_seeds(
         teammate, best_response, metrics = teammate_phase(
             state.ego, teammate, best_response, key, config
         )
-        buf = state.buffer
-
-        def insert(slots, member):
-            return slots.at[buf.count].set(member)
-
-        buffer = TeammateBuffer(
-            teammates=jax.tree.map(insert, buf.teammates, teammate),
-            best_responses=jax.tree.map(insert, buf.best_responses, best_response),
-            count=buf.count + 1,
-        )
+        buffer = insert(state.buffer, teammate, best_response)
         summary = phase_summary(metrics)
         if "sp_return" in summary:  # every variant but `minimax`
             summary["regret"] = summary["sp_return"] - summary["xp_return"]
@@ -1153,211 +1018,3 @@ def preset(name: str, task: str, **overrides: Any) -> RotateConfig:
     result is validated like any config.
     """
     return lookup_preset("ROTATE", PRESETS, name, task, **overrides)
-
-
-# ------------------------------------------------------------------------------ sabotage game
-
-
-class SabotageResult(NamedTuple):
-    """What `sabotage_experiment` returns."""
-
-    p_sabotage: np.ndarray  # (num_seeds, 341) float: the last teammate's P(S) at each state
-    p_actions: np.ndarray  # (num_seeds, 341, 3) float: its P(H), P(T), P(S) at each state
-    own_reach: np.ndarray  # (num_seeds, 341) float: P(the teammate plays its own part of the
-    #   state's history) = product of its probabilities of its past actions (1 at the start)
-    sp_reach: np.ndarray  # (num_seeds, 341) float: P(an episode of the teammate with its best
-    #   response passes the state), exact over the game tree (0 where there is no BR)
-    xp_reach: np.ndarray  # (num_seeds, 341) float: the same with the ego it was trained against
-    #   (the ego after the second-to-last iteration; the initial ego with one iteration)
-    states: EnvState[Any]  # the 341 non-terminal states, in `enumerate_nonterminal_states` order
-    metrics: dict[str, np.ndarray]  # name -> (num_seeds, iterations): the runs' metrics
-    config: RotateConfig  # the config that was run
-
-
-def _sabotage_game(config: RotateConfig) -> RepeatedMatrixGame:
-    env = make_env(config.task_id, config.shaping).env
-    if not isinstance(env, RepeatedMatrixGame) or env.ending_action is None:
-        raise ValueError(f"task_id={config.task_id!r} is not the sabotage game (sabotage-v1)")
-    return env
-
-
-def sabotage_action_probabilities(teammate: Params, config: RotateConfig) -> np.ndarray:
-    """A teammate's action probabilities (params of `networks(config).teammate`, unbatched) at
-    each of the 341 non-terminal states of the sabotage game, seen from its seat: (341, 3)."""
-    return _mlp_probabilities(networks(config).teammate, teammate, config, 1 - config.ego_seat)
-
-
-def _mlp_probabilities(
-    net: MLPActorCritic, params: Params, config: RotateConfig, seat: int
-) -> np.ndarray:
-    """(341, 3): an MLP policy's action probabilities at every non-terminal state from `seat`."""
-    env = _sabotage_game(config)
-    obs = jax.vmap(env.observe)(enumerate_nonterminal_states(env)).obs[:, seat]
-    logits, _, _ = jax.vmap(net.evaluate, in_axes=(None, None, 0))(params, (), obs)
-    return np.asarray(jax.nn.softmax(logits))
-
-
-def partner_action_probabilities(
-    params: Params, network: MLPActorCritic | RecurrentEgo, config: RotateConfig
-) -> np.ndarray:
-    """The teammate's partner's action probabilities (a best response's or the ego's params,
-    unbatched) at each of the 341 non-terminal states, seen from the ego's seat: (341, 3). The
-    recurrent ego runs along each state's history from the episode start, its memory told its
-    own past actions, as in a rollout."""
-    if isinstance(network, MLPActorCritic):
-        return _mlp_probabilities(network, params, config, config.ego_seat)
-    env = _sabotage_game(config)
-    states = enumerate_nonterminal_states(env)
-    obs = jax.vmap(env.observe)(states).obs[:, config.ego_seat]
-    history = np.asarray(states.inner.history)
-    played = (history[:, :, 0] >= 0).sum(axis=1)
-    index = _history_index(history)
-    hidden = np.zeros((len(history), network.hidden), np.float32)
-    out = np.zeros((len(history), network.num_actions), np.float32)
-    for depth in range(int(played.max()) + 1):  # a state's parent is one step shorter
-        rows = np.flatnonzero(played == depth)
-        carry = network.init_carry((len(rows),))
-        if depth:
-            parents = [index[_played(history[i][: depth - 1])] for i in rows]
-            carry = carry._replace(
-                hidden=jnp.asarray(hidden[parents]),
-                prev_action=jnp.asarray(history[rows, depth - 1, config.ego_seat], jnp.int32),
-            )
-        logits, _, carry = jax.vmap(network.evaluate, in_axes=(None, 0, 0))(
-            params, carry, obs[rows]
-        )
-        hidden[rows] = np.asarray(carry.hidden)
-        out[rows] = np.asarray(jax.nn.softmax(logits))
-    return out
-
-
-def _played(history: np.ndarray) -> tuple[tuple[int, ...], ...]:
-    return tuple(map(tuple, history[history[:, 0] >= 0].tolist()))
-
-
-def _history_index(history: np.ndarray) -> dict[tuple[tuple[int, ...], ...], int]:
-    return {_played(h): i for i, h in enumerate(history)}
-
-
-def joint_reach_probabilities(
-    p_teammate: np.ndarray, p_partner: np.ndarray | None, config: RotateConfig
-) -> np.ndarray:
-    """(341,) for each state, the probability that the teammate with action probabilities
-    `p_teammate` (341, 3) and its partner with `p_partner` (341, 3, from the ego's seat) play
-    the state's history: the product of both seats' probabilities of their actions at each
-    earlier state. `p_partner=None` takes the partner's actions as given (`own_reach`)."""
-    env = _sabotage_game(config)
-    history = np.asarray(enumerate_nonterminal_states(env).inner.history)
-    seat = 1 - config.ego_seat
-    index = _history_index(history)
-    reach = np.ones(len(history))
-    for i, h in enumerate(history):
-        played = h[h[:, 0] >= 0]
-        for t in range(len(played)):
-            prefix = index[_played(played[:t])]
-            reach[i] *= p_teammate[prefix, played[t, seat]]
-            if p_partner is not None:
-                reach[i] *= p_partner[prefix, played[t, config.ego_seat]]
-    return reach
-
-
-def own_reach_probabilities(p_actions: np.ndarray, config: RotateConfig) -> np.ndarray:
-    """(341,) for each state, the probability that the teammate with action probabilities
-    `p_actions` (341, 3) plays its own actions of the state's history (the partner's actions
-    given): states near 0 are ones its rollouts (almost) never visit, whatever the partner."""
-    return joint_reach_probabilities(p_actions, None, config)
-
-
-def sabotage_summary(
-    result: SabotageResult, low: float = 0.05, high: float = 0.9, reached: float = 0.01
-) -> dict[str, np.ndarray]:
-    """Per seed (num_seeds,): the fraction of the 341 states with P(S) < `low` and > `high`;
-    the same over the states its training reaches (`trained_*`: an episode with its best
-    response or with the ego it was trained against passes the state with probability >=
-    `reached`, the states Eq. 7 bounds its competence on) and over the states its own actions
-    reach (`reached_*`, whatever the partner plays); and the probability that it plays S in
-    an episode with the ego (`p_sabotage_xp`) and with its best response (`p_sabotage_sp`)."""
-    p, on = result.p_sabotage, result.own_reach >= reached
-    trained = np.maximum(result.sp_reach, result.xp_reach) >= reached
-    count = np.maximum(on.sum(axis=1), 1)
-    trained_count = np.maximum(trained.sum(axis=1), 1)
-    return {
-        "frac_low": (p < low).mean(axis=1),
-        "frac_high": (p > high).mean(axis=1),
-        "mean": p.mean(axis=1),
-        "trained_states": trained.sum(axis=1),
-        "trained_frac_low": ((p < low) & trained).sum(axis=1) / trained_count,
-        "trained_frac_high": ((p > high) & trained).sum(axis=1) / trained_count,
-        "p_sabotage_xp": (result.xp_reach * p).sum(axis=1),
-        "p_sabotage_sp": (result.sp_reach * p).sum(axis=1),
-        "reached_states": on.sum(axis=1),
-        "reached_frac_low": ((p < low) & on).sum(axis=1) / count,
-        "reached_frac_high": ((p > high) & on).sum(axis=1) / count,
-    }
-
-
-def sabotage_experiment(
-    variant: str = "rotate",
-    seeds: int = 3,
-    competence_weight_xp: float | None = None,
-    competence_weight_sp: float | None = None,
-    competence_weight_p0: float | None = None,
-    key: jax.Array | None = None,
-    **overrides: Any,
-) -> SabotageResult:
-    """Paper Sec. 6 RQ2: train ROTATE (`preset("sabotage", "sabotage")`, `variant`, lambdas
-    where given, other config `overrides`, e.g. `teammate_objective="eq7"`: the preset pins
-    `transition_mean`) for `seeds` seeds (vmapped), then read the LAST generated teammate's
-    probability of S at each of the 341 non-terminal states."""
-    fields = {
-        "variant": variant,
-        "competence_weight_xp": competence_weight_xp,
-        "competence_weight_sp": competence_weight_sp,
-        "competence_weight_p0": competence_weight_p0,
-    }
-    fields = {k: v for k, v in fields.items() if v is not None} | overrides
-    config = preset("sabotage", "sabotage-v1", **fields)
-    start = init_seeds(jax.random.PRNGKey(0) if key is None else key, config, seeds)
-    egos = [start.ego]  # the ego before each iteration, then the final one
-    result = run(start, config, on_iteration=lambda _, state, __: egos.append(state.ego))
-    last = config.iterations - 1
-    ego_of_last = egos[last]  # the ego the last teammate was generated against
-    nets = networks(config)
-    buffer = result.state.buffer
-
-    def seed_of(tree: Any, s: int, slot: int | None = last) -> Any:
-        return jax.tree.map(lambda x: x[s] if slot is None else x[s, slot], tree)
-
-    probs = np.stack(
-        [sabotage_action_probabilities(seed_of(buffer.teammates, s), config) for s in range(seeds)]
-    )
-    xp = [
-        partner_action_probabilities(seed_of(ego_of_last, s, None), nets.ego, config)
-        for s in range(seeds)
-    ]
-    has_br = buffer.best_responses is not None
-    sp = [
-        partner_action_probabilities(seed_of(buffer.best_responses, s), nets.best_response, config)
-        if has_br
-        else None
-        for s in range(seeds)
-    ]
-    env = _sabotage_game(config)
-    assert env.ending_action is not None
-    return SabotageResult(
-        p_sabotage=probs[..., env.ending_action],
-        p_actions=probs,
-        own_reach=np.stack([own_reach_probabilities(p, config) for p in probs]),
-        sp_reach=np.stack(
-            [
-                joint_reach_probabilities(p, q, config) if q is not None else np.zeros(len(p))
-                for p, q in zip(probs, sp, strict=True)
-            ]
-        ),
-        xp_reach=np.stack(
-            [joint_reach_probabilities(p, q, config) for p, q in zip(probs, xp, strict=True)]
-        ),
-        states=enumerate_nonterminal_states(env),
-        metrics=result.metrics,
-        config=config,
-    )

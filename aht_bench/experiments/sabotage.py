@@ -5,7 +5,7 @@
     sabotage.run(out, sweep=True, weights=range(6))             # + the competence-weight sweep
     sabotage.run(out, seeds=2, iterations=1, num_envs=4, ...)   # `RotateConfig` overrides
 
-Trains the teammate generator on `sabotage-v1` (`rotate.sabotage_experiment`, preset
+Trains the teammate generator on `sabotage-v1` (`sabotage_analysis.sabotage_experiment`, preset
 `sabotage`) with ROTATE's competence-bounded per-state regret at the preset's weights
 (lambda_1 = 3, lambda_2 = 0) under each of its three teammate objectives
 (`rotate.TEAMMATE_OBJECTIVES`: Eq. 7, the transition-mean reading of Eq. regret_pol_loss, the
@@ -16,7 +16,8 @@ the last generated teammate's action probabilities at each of the 341 non-termin
 writes into `out_dir`:
 
     sabotage.csv           one row per method x seed x state (`STATE_COLUMNS`)
-    sabotage_summary.json  per method and seed: the `rotate.sabotage_summary` fractions and the
+    sabotage_summary.json  per method and seed: the `sabotage_analysis.sabotage_summary` fractions
+                           and the
                            runs' returns per iteration; the configs, overrides and versions
     sabotage_hist.png      histogram of P(S) over the 341 states, one panel per method
     sabotage_table.md      the per-method table of the summary (`markdown_table`), as
@@ -56,6 +57,8 @@ import numpy as np
 
 from aht_bench.algorithms import rotate
 from aht_bench.envs.matrix import sabotage_game
+from aht_bench.experiments import sabotage_analysis
+from aht_bench.experiments.sabotage_analysis import SabotageResult
 from aht_bench.files import atomic_write_bytes
 
 TASK_ID = "sabotage-v1"
@@ -80,7 +83,8 @@ STREAM_WEIGHTS = {
 """The weight w_t of each stream of the teammate's clip loss (signs + on SP/SXP, - on XP/XSP;
 N/E: the branch batch's transitions per episode; `rotate.regret_loss_terms`)."""
 LOW, HIGH, REACHED = 0.05, 0.9, 0.01
-"""Thresholds of `rotate.sabotage_summary`: P(S) < LOW, P(S) > HIGH, own reach >= REACHED."""
+"""Thresholds of `sabotage_analysis.sabotage_summary`: P(S) < LOW, P(S) > HIGH, own reach >=
+REACHED."""
 FIXED_FIELDS = (
     "task_id",
     "variant",
@@ -190,7 +194,7 @@ class SabotageRun(NamedTuple):
     """What `execute` returns."""
 
     plan: Plan
-    results: dict[Cell, rotate.SabotageResult]  # per cell run (main and sweep)
+    results: dict[Cell, SabotageResult]  # per cell run (main and sweep)
     train_seconds: dict[Cell, float]  # wall time of each cell's training call
     summary: dict[str, Any]  # the contents of sabotage_summary.json
     files: tuple[Path, ...]  # the files written
@@ -319,9 +323,9 @@ def plan(
 # ------------------------------------------------------------------------------------- execute
 
 
-def _train(cell: Cell, seeds: int, overrides: Mapping[str, Any]) -> rotate.SabotageResult:
+def _train(cell: Cell, seeds: int, overrides: Mapping[str, Any]) -> SabotageResult:
     c = cell.config
-    result = rotate.sabotage_experiment(
+    result = sabotage_analysis.sabotage_experiment(
         c.variant,
         seeds,
         c.competence_weight_xp,
@@ -335,7 +339,7 @@ def _train(cell: Cell, seeds: int, overrides: Mapping[str, Any]) -> rotate.Sabot
     return result
 
 
-def histories(result: rotate.SabotageResult) -> list[str]:
+def histories(result: SabotageResult) -> list[str]:
     """Each state's history as text, seat 0's action first at each step: "HT,HH"; "-" = start."""
     names = sabotage_game().action_names
     out = []
@@ -345,8 +349,8 @@ def histories(result: rotate.SabotageResult) -> list[str]:
     return out
 
 
-def _summary_rows(result: rotate.SabotageResult) -> list[dict[str, Any]]:
-    s = rotate.sabotage_summary(result, low=LOW, high=HIGH, reached=REACHED)
+def _summary_rows(result: SabotageResult) -> list[dict[str, Any]]:
+    s = sabotage_analysis.sabotage_summary(result, low=LOW, high=HIGH, reached=REACHED)
     rows = []
     for seed in range(result.p_sabotage.shape[0]):
         row: dict[str, Any] = {"seed": seed}
@@ -421,7 +425,7 @@ def _weight_text(cell: Cell) -> str:
 
 
 def _summary(
-    plan: Plan, results: Mapping[Cell, rotate.SabotageResult], seconds: Mapping[Cell, float]
+    plan: Plan, results: Mapping[Cell, SabotageResult], seconds: Mapping[Cell, float]
 ) -> dict[str, Any]:
     methods = {}
     for cell in plan.main:
@@ -447,7 +451,7 @@ def _summary(
         "task_id": TASK_ID,
         "versions": _versions(),
         "num_seeds": plan.seeds,
-        "key": "jax.random.PRNGKey(0) (rotate.sabotage_experiment's default), split over seeds",
+        "key": "jax.random.PRNGKey(0) (sabotage_experiment's default), split over seeds",
         "thresholds": {"low": LOW, "high": HIGH, "reached": REACHED},
         "overrides": _jsonable(plan.overrides),
         "sweep_weights": list(plan.weights),
@@ -483,7 +487,7 @@ def execute(plan: Plan, progress: bool = True) -> SabotageRun:
     """Run `plan`'s cells (a progress bar over them on stderr) and write its files."""
     from tqdm import tqdm
 
-    results: dict[Cell, rotate.SabotageResult] = {}
+    results: dict[Cell, SabotageResult] = {}
     seconds: dict[Cell, float] = {}
     files: list[Path] = []
     run = SabotageRun(plan, results, seconds, {}, ())

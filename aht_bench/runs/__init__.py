@@ -34,7 +34,8 @@ that step is saved (`TrainingDiverged`, naming the step, seed and metric).
 
 Modules: `spec` (RunSpec, overrides, teammates), `folder` (the run folder, run.json,
 metrics.jsonl), `curves` (curve.png), `loops` (what a step is), `driver` (`train`), `registry`
-(name -> method).
+(name -> method), `smoke` (per method, the overrides of a run of a few updates: the method
+contract test and `benchmarks/method_fingerprints.py` run them).
 
 May import jax, numpy, matplotlib, tqdm, the standard library, aht_bench.files, aht_bench.envs,
 aht_bench.policies, aht_bench.training and aht_bench.algorithms.

@@ -8,6 +8,8 @@
 - `config`: frozen, validated configs; `presets`: the paper's tables and quick settings.
 - `driver`: the host loop (`init_seeds`, `update_seeds`, `iterate`, `run`, `TrainResult`).
 - `checkpoint`: a whole train state to/from safetensors + a verified JSON card.
+- `streams`: loss-stream tables (`LossTerm`, `loss_streams`), rollouts from stored start
+  states (`branch_rollout`) and per-phase summaries (`phase_summary`) that methods share.
 - `report`: what an iteration-based method's run shows (`IterationReport`), as data.
 
 Algorithms (`aht_bench.algorithms`) are pairings, stream weights and an outer loop over these;

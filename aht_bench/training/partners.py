@@ -11,17 +11,23 @@ The draw happens inside `act`, from the act key, when the carry says "no member 
 (`member == -1`, what `init_carry` and an episode-start reset give), so rollouts need no
 special case for it.
 
+`MixedPartner(first, second)` plays, at every step, the action of one of two policies with
+probability 1/2 each (the paper's mixed play, Eq. mixed_play_start; ROTATE's `mixed_play`
+variant and CoMeDi).
+
 May import jax and aht_bench.policies only.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import dataclasses
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from aht_bench.policies.core import Carry, Extras
+from aht_bench.policies.core import Carry, Extras, Params
+from aht_bench.policies.networks import GRUCarry
 from aht_bench.policies.population import Population, TeammateSet
 
 
@@ -88,3 +94,28 @@ class SampledTeammate:
         member = jnp.where(carry.member < 0, drawn, carry.member)
         action, inner, _ = params.members.act(member, carry.inner, obs, key_act)
         return jnp.asarray(action, jnp.int32), SampledCarry(member, inner), {}
+
+
+@dataclasses.dataclass(frozen=True)
+class MixedPartner:
+    """The mixed policy of Eq. mixed_play_start: each step plays `first`'s action or `second`'s,
+    with probability 1/2 each. Params: (first's params, second's params). The carry is
+    `first`'s, advanced every step; a recurrent `first` (a `GRUCarry`) is told the action
+    actually played. `second` is feed-forward (its carry is `()`)."""
+
+    first: Any  # a policy; ROTATE: the ego, CoMeDi: pi^comp
+    second: Any  # a feed-forward policy: the best response
+
+    def init_carry(self, batch_shape: tuple[int, ...]) -> Carry:
+        return self.first.init_carry(batch_shape)
+
+    def act(
+        self, params: tuple[Params, Params], carry: Carry, obs: jax.Array, key: jax.Array
+    ) -> tuple[jax.Array, Carry, Extras]:
+        key_coin, key_first, key_second = jax.random.split(key, 3)
+        first_action, carry, _ = self.first.act(params[0], carry, obs, key_first)
+        second_action, _, _ = self.second.act(params[1], (), obs, key_second)
+        action = jnp.where(jax.random.bernoulli(key_coin), first_action, second_action)
+        if isinstance(carry, GRUCarry):
+            carry = carry._replace(prev_action=action)
+        return action, carry, {}

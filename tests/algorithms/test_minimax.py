@@ -27,6 +27,7 @@ from aht_bench.policies import MLPActorCritic, load_population
 from aht_bench.training import PPOConfig
 from aht_bench.training.ppo import ppo_loss
 from aht_bench.training.rollout import init_params
+from aht_bench.training.streams import loss_streams
 
 pytestmark = pytest.mark.usefixtures("tiny_tasks")
 
@@ -60,7 +61,7 @@ def test_teammate_loss_is_minus_the_ego_return_by_hand():
     # steps 3, 4 of their episodes: a `t + 1` weighting (which Minimax must not have) would show
     xp = _trajectory([3.0, 1.0], [3, 4])
     terms = rotate.teammate_loss_terms(config)
-    (stream,) = rotate.loss_streams(terms, {"xp": (xp, 0)}, PPO)
+    (stream,) = loss_streams(terms, {"xp": (xp, 0)}, PPO)
     params = {"s": jnp.float32(0.0), "v": jnp.float32(1.0)}
     loss, metrics = ppo_loss(params, LinearNet(num_heads=1), (stream,), PPO, recurrent=False)
     # L_XP = +mean(A_XP) = (3 + 1) / 2 = 2 (minimising the ego's return: the sign is -1)

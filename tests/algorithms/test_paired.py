@@ -26,6 +26,7 @@ from aht_bench.algorithms import paired, rotate
 from aht_bench.policies import load_population
 from aht_bench.training import PPOConfig
 from aht_bench.training.ppo import ppo_loss
+from aht_bench.training.streams import loss_streams
 
 pytestmark = pytest.mark.usefixtures("tiny_tasks")
 
@@ -60,9 +61,7 @@ def _config(**kw):
 
 def test_teammate_loss_is_per_trajectory_regret_by_hand():
     config = _config()
-    streams = rotate.loss_streams(
-        paired.teammate_loss_terms(config), {"sp": (SP, 0), "xp": (XP, 0)}, PPO
-    )
+    streams = loss_streams(paired.teammate_loss_terms(config), {"sp": (SP, 0), "xp": (XP, 0)}, PPO)
     loss, metrics = ppo_loss(PARAMS, LinearNet(), streams, PPO, recurrent=False)
     # L_SP = -mean(A_SP) = -(1 + 2) / 2 = -1.5 (maximise the return with the BR)
     # L_XP = +mean(A_XP) = (3 + 1) / 2 = 2.0   (minimise the return with the ego)
@@ -100,7 +99,7 @@ def test_best_response_and_ego_train_by_plain_ppo_by_hand():
         (paired.best_response_loss_terms(config), {"sp": (SP, 1)}),
         (paired.ego_loss_terms(config), {"xp": (XP, 1)}),
     ):
-        (stream,) = rotate.loss_streams(terms, data, PPO)
+        (stream,) = loss_streams(terms, data, PPO)
         assert (float(stream.sign), int(stream.value_head)) == (1.0, 0)
         loss, metrics = ppo_loss(PARAMS, LinearNet(), (stream,), PPO, recurrent=False)
         rewards = np.asarray(data[terms[0].data][0].learners[1].rewards)[:, 0]

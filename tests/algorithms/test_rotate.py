@@ -14,10 +14,12 @@ from hand_losses import LinearNet, hand_trajectory
 from tiny_tasks import TRUNC_TASK
 
 from aht_bench.algorithms import rotate
+from aht_bench.experiments import sabotage_analysis
 from aht_bench.policies import MLPActorCritic, RecurrentEgo
 from aht_bench.runs import RunSpec, apply_overrides
 from aht_bench.training import PPOConfig
 from aht_bench.training.ppo import ppo_loss
+from aht_bench.training.streams import loss_streams
 
 pytestmark = pytest.mark.usefixtures("tiny_tasks")
 
@@ -56,7 +58,7 @@ def _config(**kw):
 
 
 def _streams(config):
-    return rotate.loss_streams(rotate.teammate_loss_terms(config), DATA, PPO)
+    return loss_streams(rotate.teammate_loss_terms(config), DATA, PPO)
 
 
 @pytest.mark.parametrize(
@@ -256,7 +258,7 @@ def test_teammate_objectives_weight_their_streams_by_hand(objective, weights, po
         competence_weight_xp=2.0, competence_weight_sp=1.0, teammate_objective=objective
     )
     terms = rotate.teammate_loss_terms(config)
-    streams = rotate.loss_streams(terms, _BRANCH_DATA, PPO)
+    streams = loss_streams(terms, _BRANCH_DATA, PPO)
     assert [t.data for t in terms] == ["sp", "sxp", "xp", "xsp"]
     for stream, expected in zip(streams, weights, strict=True):
         np.testing.assert_allclose(np.asarray(stream.weights)[:, 0], expected)
@@ -367,10 +369,11 @@ def test_sabotage_per_state_regret_sabotages_less_than_per_trajectory_regret():
     docs/rotate.md), so over all states the check is the comparison, with margins; over the
     states the training visits it is issue 27's target: Eq. 7 above 0.9 at no more than 5% in
     every seed, per-trajectory regret at 20% or more in 2 of 3."""
-    per_state = rotate.sabotage_experiment("rotate", seeds=3, teammate_objective="eq7")
-    per_traj = rotate.sabotage_experiment("per_trajectory", seeds=3)
+    per_state = sabotage_analysis.sabotage_experiment("rotate", seeds=3, teammate_objective="eq7")
+    per_traj = sabotage_analysis.sabotage_experiment("per_trajectory", seeds=3)
     assert per_state.p_sabotage.shape == per_traj.p_sabotage.shape == (3, 341)
-    ours, theirs = rotate.sabotage_summary(per_state), rotate.sabotage_summary(per_traj)
+    summary = sabotage_analysis.sabotage_summary
+    ours, theirs = summary(per_state), summary(per_traj)
     print({k: v.round(3).tolist() for k, v in ours.items()})
     print({k: v.round(3).tolist() for k, v in theirs.items()})
     assert theirs["frac_high"].mean() >= 0.25

@@ -25,7 +25,7 @@ from PIL import Image
 
 from aht_bench.algorithms import rotate
 from aht_bench.envs.matrix import enumerate_nonterminal_states, sabotage_game
-from aht_bench.experiments import sabotage
+from aht_bench.experiments import sabotage, sabotage_analysis
 from aht_bench.experiments.cli import experiment, per_seed_table
 
 SEEDS = 2
@@ -248,19 +248,21 @@ def fake_training(monkeypatch):
         rng = np.random.default_rng(abs(hash(config)) % 2**32)
         probs = rng.dirichlet([0.3, 0.3, 0.3], size=(seeds, 341)).astype(np.float32)
         partners = rng.dirichlet([0.3, 0.3, 0.3], size=(2, seeds, 341)).astype(np.float32)
-        return rotate.SabotageResult(
+        return sabotage_analysis.SabotageResult(
             p_sabotage=probs[..., 2],
             p_actions=probs,
-            own_reach=np.stack([rotate.own_reach_probabilities(p, config) for p in probs]),
+            own_reach=np.stack(
+                [sabotage_analysis.own_reach_probabilities(p, config) for p in probs]
+            ),
             sp_reach=np.stack(
                 [
-                    rotate.joint_reach_probabilities(p, q, config)
+                    sabotage_analysis.joint_reach_probabilities(p, q, config)
                     for p, q in zip(probs, partners[0], strict=True)
                 ]
             ),
             xp_reach=np.stack(
                 [
-                    rotate.joint_reach_probabilities(p, q, config)
+                    sabotage_analysis.joint_reach_probabilities(p, q, config)
                     for p, q in zip(probs, partners[1], strict=True)
                 ]
             ),
@@ -269,7 +271,7 @@ def fake_training(monkeypatch):
             config=config,
         )
 
-    monkeypatch.setattr(rotate, "sabotage_experiment", fake)
+    monkeypatch.setattr(sabotage_analysis, "sabotage_experiment", fake)
     return calls
 
 
@@ -329,7 +331,7 @@ def test_sweep_trains_every_cell_once_and_writes_the_grid(tmp_path, fake_trainin
         else:
             weights = {"competence_weight_p0": float(r["lambda"])}
         config = rotate.preset("sabotage", "sabotage-v1", variant=method, **weights)
-        fake = rotate.sabotage_experiment(
+        fake = sabotage_analysis.sabotage_experiment(
             method,
             3,
             config.competence_weight_xp,
@@ -462,15 +464,15 @@ def test_joint_reach_sums_to_the_probability_that_nobody_has_played_s():
     config = rotate.preset("sabotage", "sabotage-v1")
     tm = np.tile([0.5, 0.3, 0.2], (341, 1))
     partner = np.tile([0.1, 0.8, 0.1], (341, 1))
-    reach = rotate.joint_reach_probabilities(tm, partner, config)
+    reach = sabotage_analysis.joint_reach_probabilities(tm, partner, config)
     history = np.asarray(enumerate_nonterminal_states(sabotage_game()).inner.history)
     depth = (history[:, :, 0] >= 0).sum(axis=1)
     for t in range(5):
         assert reach[depth == t].sum() == pytest.approx((0.8 * 0.9) ** t, rel=1e-9)
     # with no partner probabilities it is the teammate's own reach
     np.testing.assert_array_equal(
-        rotate.joint_reach_probabilities(tm, None, config),
-        rotate.own_reach_probabilities(tm, config),
+        sabotage_analysis.joint_reach_probabilities(tm, None, config),
+        sabotage_analysis.own_reach_probabilities(tm, config),
     )
 
 
@@ -480,7 +482,7 @@ def test_ego_probabilities_follow_each_history_through_the_gru():
     config = rotate.preset("sabotage", "sabotage-v1")
     net = rotate.networks(config).ego
     params = net.init(jax.random.PRNGKey(1))
-    got = rotate.partner_action_probabilities(params, net, config)
+    got = sabotage_analysis.partner_action_probabilities(params, net, config)
     game = sabotage_game()
     states = enumerate_nonterminal_states(game)
     history = np.asarray(states.inner.history)

@@ -1,0 +1,146 @@
+"""One contract for every training method `aht-bench train` runs (`aht_bench.runs.ALGORITHMS`),
+parametrised over all of them (issue 31, step 5):
+
+- the module exposes what its loop drives (update methods: `init`, `update`, `learner_params`,
+  `network`, their presets in `training.presets`; iteration methods: `init_seeds`, `iterate`,
+  `ego_params`, `population`, `networks`, `REPORT`, `preset` and `PRESETS`);
+- every preset it lists resolves on LBF and on an Overcooked v2 task (ROTATE's `sabotage` on the
+  sabotage game), and its smoke-run overrides (`aht_bench.runs.smoke`) validate;
+- a bad value and an unknown field are refused with the field named;
+- (slow) the smoke run trains; a run stopped by SIGTERM after its first step and resumed ends
+  with final policies bit-identical to an uninterrupted run's; and what it publishes loads as
+  policies (`load_policy`; a population file with `load_population`).
+"""
+
+import dataclasses
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from aht_bench import runs
+from aht_bench.runs import smoke
+
+METHODS = sorted(runs.ALGORITHMS)
+UPDATE_API = ("init", "update", "learner_params", "network")  # presets: training.presets
+ITERATION_API = (
+    "init_seeds",
+    "iterate",
+    "ego_params",
+    "population",
+    "networks",
+    "REPORT",
+    "preset",
+    "PRESETS",
+)
+
+
+def _spec(method: str, preset: str = "quick", task: str = smoke.TASK, **kw: Any) -> runs.RunSpec:
+    algo = runs.get(method)
+    teammates = smoke.TEAMMATES if algo.needs_teammates else ()
+    return runs.RunSpec(method, task, preset, teammates=teammates, **kw)
+
+
+def test_the_smoke_table_covers_every_method():
+    assert sorted(smoke.OVERRIDES) == METHODS
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_the_module_exposes_what_its_loop_drives(method):
+    algo = runs.get(method)
+    module = algo.module
+    api = UPDATE_API if algo.loop is runs.UPDATES else ITERATION_API
+    missing = [name for name in api if not hasattr(module, name)]
+    assert not missing, f"{module.__name__} lacks {missing}"
+    if algo.loop is not runs.UPDATES:
+        assert isinstance(algo.loop, runs.IterationLoop) and algo.loop.report is module.REPORT
+        assert tuple(module.PRESETS) == algo.presets
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_every_preset_resolves_and_the_smoke_overrides_validate(method):
+    algo = runs.get(method)
+    for preset in algo.presets:
+        tasks = ["sabotage"] if preset == "sabotage" else ["lbf", "overcooked-cramped_room-v2"]
+        for task in tasks:
+            config = algo.config(_spec(method, preset, task))
+            assert config.canonical_task_id == runs.RunSpec(method, task).task_id
+    config = algo.config(_spec(method, overrides=smoke.pairs(method)))
+    for field, value in smoke.pairs(method):
+        group, _, name = field.rpartition(".")
+        owner = getattr(config, group) if group else config
+        assert str(getattr(owner, name)) == value or float(getattr(owner, name)) == float(value)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_bad_fields_are_refused_with_the_field_named(method):
+    algo = runs.get(method)
+    field = smoke.pairs(method)[0][0]
+    with pytest.raises(ValueError, match=f"^{field}=-1 is invalid"):
+        algo.config(_spec(method, overrides=((field, "-1"),)))
+    with pytest.raises(ValueError, match="unknown override 'no_such_field'"):
+        algo.config(_spec(method, overrides=(("no_such_field", "1"),)))
+
+
+# ------------------------------------------------------------------------ smoke runs (slow)
+
+
+@dataclasses.dataclass
+class _StopAfterFirstStep:
+    """The method's own loop, except that a SIGTERM arrives while its first step runs (what a
+    scheduler's kill does): the driver saves a checkpoint after that step and stops."""
+
+    loop: Any
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.loop, name)
+
+    def run(self, algo: Any, state: Any, config: Any) -> Iterator[tuple[int, Any, Any]]:
+        steps = self.loop.run(algo, state, config)
+        first = next(steps)
+        os.kill(os.getpid(), signal.SIGTERM)  # handled by the driver's signal handler
+        yield first
+        yield from steps
+
+
+def _tensors(folder: Path) -> dict[str, dict[str, np.ndarray]]:
+    from safetensors.numpy import load_file
+
+    return {p.name: load_file(str(p)) for p in sorted(folder.glob("*.safetensors"))}
+
+
+@pytest.mark.slow  # compiles each method once (about 1-4 minutes each on two CPU cores)
+@pytest.mark.parametrize("method", METHODS)
+def test_smoke_run_resumes_bit_identically_and_publishes_policies(method, tmp_path):
+    from aht_bench.policies import load_policy, load_population, read_card
+
+    algo = runs.get(method)
+    spec = _spec(method, overrides=smoke.pairs(method))
+    quiet = dict(progress=False, log=lambda _: None)
+    straight = runs.train(algo, spec, tmp_path / "straight", **quiet)
+    assert straight.updates == algo.loop.total(straight.config)
+
+    stopping = dataclasses.replace(algo, loop=_StopAfterFirstStep(algo.loop))
+    with pytest.raises(runs.TrainingInterrupted) as stopped:
+        runs.train(stopping, spec, tmp_path / "resumed", checkpoint_every_updates=10**9, **quiet)
+    assert stopped.value.signum == signal.SIGTERM and stopped.value.update >= 1
+    resumed = runs.train(algo, spec, tmp_path / "resumed", resume=True, **quiet)
+    assert resumed.updates == straight.updates
+
+    a, b = (_tensors(o.out / "policies" / "final") for o in (straight, resumed))
+    assert sorted(a) == sorted(b) and a, "no final policies"
+    for name in a:
+        assert sorted(a[name]) == sorted(b[name]), name
+        for key in a[name]:
+            np.testing.assert_array_equal(a[name][key], b[name][key], err_msg=f"{name} {key}")
+
+    for path in straight.policies:
+        if read_card(path).get("population_size") is not None:
+            assert load_population(path).size >= 1
+        else:
+            policy, params = load_policy(path)
+            assert params is not None and hasattr(policy, "act")
