@@ -34,6 +34,9 @@ PINNED: dict[str, str] = {
     "overcooked-asymm_advantages-v2/human-proxy-v2": (
         "c6278ba4308cd29241da1dd7c17173544d87f7c35781371bd8cd0543426b863c"
     ),
+    "overcooked-asymm_advantages-v2/human-proxy-v3": (
+        "eb94463f6d07e94be26122192e71a30c9814f499b7d61cd0e03e8c4f4d57ac10"
+    ),
     "overcooked-coord_ring-v1/human-proxy-v1": (
         "04c02244828da33e992312c1f1a05c1c12a691ab2fc48384de727bea31c88752"
     ),
@@ -46,6 +49,9 @@ PINNED: dict[str, str] = {
     "overcooked-coord_ring-v2/human-proxy-v2": (
         "e0cdedf68eae2c12e436fd4f281c6b2bdbe517991a6bf71cb9a6f9df9ab404d5"
     ),
+    "overcooked-coord_ring-v2/human-proxy-v3": (
+        "b3fa0134c2451010ae2f3679a52d5b2d2396f4dc16546d933a07a21d4890b695"
+    ),
     "overcooked-counter_circuit-v1/human-proxy-v1": (
         "7347923e3e671eb3cbfddfc1f722aa7e8633d35fc38cf9c601d23e42fb4ff289"
     ),
@@ -54,6 +60,9 @@ PINNED: dict[str, str] = {
     ),
     "overcooked-counter_circuit-v2/human-proxy-v2": (
         "a078a4b654e98d868f1906c62ecf6a79fc3e51a26872fedb7e5c08713236887f"
+    ),
+    "overcooked-counter_circuit-v2/human-proxy-v3": (
+        "77f9208a800b7815008b0e291b4e3477d0d5cc4a081bec42af6952dbe6dabb34"
     ),
     "overcooked-cramped_room-v1/human-proxy-v1": (
         "4f56f9aeeb660111c2722af291f6f7c4cb4f7f4b16344655b6fe41cf798c442f"
@@ -67,6 +76,9 @@ PINNED: dict[str, str] = {
     "overcooked-cramped_room-v2/human-proxy-v2": (
         "7064c9c9292a837ad46c176e2e886052a017eee93f42943d5394d63165428f22"
     ),
+    "overcooked-cramped_room-v2/human-proxy-v3": (
+        "0b6c24a87c094f4617237ec0ca0acf4e055f647390ae2bb9255634f80770817c"
+    ),
     "overcooked-forced_coord-v1/human-proxy-v1": (
         "8ab760c8df2fa4400e7d8dfb8e78480d4d9b11174be6bba77524d872c37d670d"
     ),
@@ -78,6 +90,9 @@ PINNED: dict[str, str] = {
     ),
     "overcooked-forced_coord-v2/human-proxy-v2": (
         "40919c62b9c906e7fbc36aa471dc0d1c5d37f8731c1902ca0af40933a381cd81"
+    ),
+    "overcooked-forced_coord-v2/human-proxy-v3": (
+        "181ba78eae4be73b13f4bceeac34fb4dc20fcdeeb6e6124acc13c64dd227ef02"
     ),
 }
 """`<task_id>/<version>` -> `lock_digest` of the published set's lock."""

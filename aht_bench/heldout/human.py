@@ -4,13 +4,16 @@
     from aht_bench.heldout import human
     human.fetch()                      # download, verify and convert the data once (cached)
     human.build("overcooked-cramped_room-v1")  # -> heldout/<that task>/human-proxy-v1/
-    human.build("overcooked-cramped_room-v2")  # -> heldout/<that task>/human-proxy-v2/
+    human.build("overcooked-cramped_room-v2")  # -> heldout/<that task>/human-proxy-v3/
 
-Two published versions (`VERSIONS`, `ProxyVersion`), one recipe: `human-proxy-v1` on the
-`overcooked-<layout>-v1` tasks and `human-proxy-v2` on the `overcooked-<layout>-v2` tasks (the
-game as the paper's code runs it). They differ only in the task the proxies are evaluated and
-bounded on and in the seat rule (below); v2's manifest lists the differences under
-`changes_from_human_proxy_v1`.
+Three published versions (`VERSIONS`, `ProxyVersion`), one recipe: `human-proxy-v1` on the
+`overcooked-<layout>-v1` tasks, `human-proxy-v2` and `human-proxy-v3` on the
+`overcooked-<layout>-v2` tasks (the game as the paper's code runs it). v2 differs from v1 only
+in the task the proxies are evaluated and bounded on, the bound rule and the seat rule (below);
+v3 has v2's weights and differs from it only in how an example agent counts towards the bound
+(`ProxyVersion.example_upper_ci`). Their manifests list the differences under
+`changes_from_human_proxy_v1`. With no version given, a task gets the newest built on its task
+version (`resolve_task`: human-proxy-v1 on v1 tasks, human-proxy-v3 on v2 tasks).
 
 Per layout, two behaviour-cloned MLPs (the usual protocol of Carroll et al.):
 
@@ -212,6 +215,11 @@ class ProxyVersion:
     bounds_v2: bool = False
     """Upper bound by Bounds v2 (`upper_bound_sources`: the highest return of any partner
     measured with the proxy); False: the proxy's self-play return (v1)."""
+    example_upper_ci: bool = False
+    """Bounds v2 only. True: an example agent's candidate is the upper end of its 95% CI
+    under `aht-bench evaluate`'s default protocol (`build._example_upper_returns`, the rule of
+    the v2 heldout sets), so no example agent scores above 1 at its upper CI; False
+    (human-proxy-v2): its mean return over the build's episodes."""
 
     def task_id(self, layout: str) -> str:
         return f"overcooked-{layout}-v{self.task_version}"
@@ -229,6 +237,27 @@ DATA_LAYOUT_NAMES: dict[str, str] = {
     "forced_coord": "random0",
     "counter_circuit": "random3",
 }
+_V2_CHANGES = (
+    "task: built, evaluated and bounded on overcooked-<layout>-v2 (sides drawn per "
+    "episode on the divided layouts, random pot status and held items at every reset, "
+    "pile pickups only shaped); the evaluation episodes therefore start from random "
+    "object states",
+    "bounds: Bounds v2 (issue 27; docs/heldout.md): the upper bound is the highest mean "
+    "return measured with the proxy during the build, over its self-play, the BC "
+    "partner, the layout's paper heuristics and the example agents of agents/examples/ "
+    "that list the task, each in every seating (members[0].bounds.upper_candidates, "
+    "upper_set_by); v1's bound is the proxy's self-play return alone",
+    "seats: seat i is the data's player i on every layout (v1: on asymm_advantages and "
+    "forced_coord seat 0 is the left player); on those two layouts this changes only "
+    "the order of the pooled BC transitions, hence the minibatches, hence the weights; "
+    "on the three shared layouts the BC inputs are those of v1",
+    "unchanged: the data (overcooked-ai 1.1.0 pickles, same sha256), the splits, the "
+    "open-loop replay from each trial's recorded first state (the random reset never "
+    "enters; observations and match rates are v1's), BCConfig, the seeds (proxy "
+    "seed, partner seed + 1) and the evaluation protocol (episodes per seating, seed)",
+)
+"""How human-proxy-v2 differs from human-proxy-v1 (v3 adds one line)."""
+
 VERSIONS: dict[str, ProxyVersion] = {
     "human-proxy-v1": ProxyVersion(
         name="human-proxy-v1",
@@ -244,26 +273,29 @@ VERSIONS: dict[str, ProxyVersion] = {
         seats="seat i is the data's player i on every layout (the v2 task draws each seat's "
         "side per episode, so no side belongs to a seat); the seat only orders the pooled "
         "transitions, the observations are egocentric",
+        changes=_V2_CHANGES,
+        bounds_v2=True,
+    ),
+    "human-proxy-v3": ProxyVersion(
+        name="human-proxy-v3",
+        task_version=2,
+        seats_by_side=False,
+        seats="seat i is the data's player i on every layout (as human-proxy-v2)",
         changes=(
-            "task: built, evaluated and bounded on overcooked-<layout>-v2 (sides drawn per "
-            "episode on the divided layouts, random pot status and held items at every reset, "
-            "pile pickups only shaped); the evaluation episodes therefore start from random "
-            "object states",
-            "bounds: Bounds v2 (issue 27; docs/heldout.md): the upper bound is the highest mean "
-            "return measured with the proxy during the build, over its self-play, the BC "
-            "partner, the layout's paper heuristics and the example agents of agents/examples/ "
-            "that list the task, each in every seating (members[0].bounds.upper_candidates, "
-            "upper_set_by); v1's bound is the proxy's self-play return alone",
-            "seats: seat i is the data's player i on every layout (v1: on asymm_advantages and "
-            "forced_coord seat 0 is the left player); on those two layouts this changes only "
-            "the order of the pooled BC transitions, hence the minibatches, hence the weights; "
-            "on the three shared layouts the BC inputs are those of v1",
-            "unchanged: the data (overcooked-ai 1.1.0 pickles, same sha256), the splits, the "
-            "open-loop replay from each trial's recorded first state (the random reset never "
-            "enters; observations and match rates are v1's), BCConfig, the seeds (proxy "
-            "seed, partner seed + 1) and the evaluation protocol (episodes per seating, seed)",
+            *_V2_CHANGES,
+            "bounds (human-proxy-v3, the one change from human-proxy-v2): an example agent's "
+            "candidate is the upper end of its per-member 95% CI as `aht-bench evaluate` "
+            "computes it with its default protocol (64 episodes per seating, seed 0; "
+            "aht_bench.heldout.build._example_upper_returns, the rule of the v2 heldout sets), "
+            "not its mean over the build's 128 episodes per seating, plus the rounding step "
+            "(rounding_raise) that keeps its normalised upper CI at most 1. On human-proxy-v2 "
+            "agents/examples/heuristic_agent.py scored above 1 at its upper CI on "
+            "asymm_advantages and forced_coord "
+            "(benchmarks/results/example_agents_v2-human-proxy-v2.json). "
+            "Data, replay, BC recipe, seeds and weights are human-proxy-v2's",
         ),
         bounds_v2=True,
+        example_upper_ci=True,
     ),
 }
 # Our task id (both task versions) -> the layout's name in the human data.
@@ -1014,16 +1046,16 @@ def _transitions(rep: Replay, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 
 def resolve_task(task: str, version: str | None = None) -> tuple[str, ProxyVersion]:
     """(our task id of `task`, an id or alias, and its `ProxyVersion`), or a ValueError naming
-    the fix. `version` None: the version built on the task's version (v1 task: human-proxy-v1,
-    v2 task: human-proxy-v2)."""
+    the fix. `version` None: the newest version built on the task's version (v1 task:
+    human-proxy-v1, v2 task: human-proxy-v3)."""
     from aht_bench import envs
 
     task_id = envs.resolve(task)
     if task_id not in DATA_LAYOUTS:
         have = ", ".join(t for v in VERSIONS.values() for t in v.tasks)
         raise ValueError(f"no human gameplay data for {task_id}; human proxies exist for {have}")
-    if version is None:
-        (proxy,) = (v for v in VERSIONS.values() if task_id in v.tasks)
+    if version is None:  # the newest version built on the task's version
+        *_, proxy = (v for v in VERSIONS.values() if task_id in v.tasks)
         return task_id, proxy
     if version not in VERSIONS:
         raise ValueError(
@@ -1058,17 +1090,22 @@ def upper_bound_sources(
     with_partner: float,
     cfg: BCConfig,
     log: Log,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    proxy: ProxyVersion | None = None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[np.ndarray]]:
     """The candidate upper bounds of the proxy (Bounds v2, `build.upper_bound` takes them):
     `{"set_by", "kind", "value"}` per partner, the mean return of that partner with the proxy
     over every seating, `cfg.episodes` episodes each, seed `cfg.eval_seed`. In order: the
     proxy's self-play and with the BC partner (measured by the caller), each paper heuristic
     of the layout (jitted, `cross_play`) and each example agent file whose TASKS lists the task
-    (`build._example_agent_returns`: the evaluator itself). Also returns one record per example
-    agent file (sha256 and runner, or why it was skipped)."""
-    from aht_bench.evaluation.evaluate import cross_play
+    (`build._example_agent_returns`: the evaluator itself). With `proxy.example_upper_ci`
+    (human-proxy-v3) an example agent is played with `aht-bench evaluate`'s default protocol
+    (`DEFAULT_EPISODES` per seating, seed `cfg.eval_seed`) and its candidate is the upper end
+    of its 95% CI (`build._example_upper_returns`), with its `mean` beside it. Also returns
+    one record per example agent file (sha256 and runner, or why it was skipped) and each
+    played example agent's returns with the proxy, (1, seatings, episodes)."""
+    from aht_bench.evaluation.evaluate import DEFAULT_EPISODES, cross_play
     from aht_bench.heldout import recipes
-    from aht_bench.heldout.build import _example_agent_returns
+    from aht_bench.heldout.build import _example_agent_returns, _example_upper_returns
     from aht_bench.policies.heuristics import PAPER_HEURISTICS, make_heuristic
     from aht_bench.policies.population import TeammateSet
 
@@ -1083,24 +1120,31 @@ def upper_bound_sources(
     for name, value in zip(names, returns[:, 0].mean(axis=(1, 2)), strict=True):
         sources.append({"set_by": name, "kind": "heuristic", "value": float(value)})
         log(f"  {name} with human_proxy: {value:.2f}")
-    # the example agents, played as build.py's Bounds v2 plays them, with this build's protocol
+    # the example agents, played by the evaluator: human-proxy-v2 with this build's episodes
+    # and a mean, from v3 on with `aht-bench evaluate`'s protocol and the upper end of the CI
+    upper_ci = proxy is not None and proxy.example_upper_ci
+    episodes = DEFAULT_EPISODES if upper_ci else cfg.episodes
     rec = recipes.Recipe(
         task_id=task_id,
-        version="human-proxy-v2",
+        version=proxy.name if proxy is not None else "human-proxy-v2",
         ippo=(),
         brdiv=None,
         heuristics=(),
         example_agents=recipes.EXAMPLE_AGENTS,
-        episodes=cfg.episodes,
+        episodes=episodes,
         eval_seed=cfg.eval_seed,
     )
     examples, example_info = _example_agent_returns(rec, proxy_set, seatings, log)
-    sources += [
-        {"set_by": rel, "kind": "example_agent", "value": float(returns[0].mean())}
-        for rel, returns in examples
-    ]
-    protocol = {"episodes_per_seating": cfg.episodes, "seed": cfg.eval_seed}
-    return sources, [info | protocol for info in example_info]
+    for rel, returns in examples:
+        source = {"set_by": rel, "kind": "example_agent", "value": float(returns[0].mean())}
+        if upper_ci:
+            mean = source["value"]
+            source["value"] = float(_example_upper_returns(returns, cfg.eval_seed)[0])
+            source |= {"mean": mean, "value_is": "upper end of the 95% CI (evaluator)"}
+            log(f"  {rel} with human_proxy: mean {mean:.2f}, upper CI {source['value']:.2f}")
+        sources.append(source)
+    protocol = {"episodes_per_seating": episodes, "seed": cfg.eval_seed}
+    return sources, [info | protocol for info in example_info], [r for _, r in examples]
 
 
 def build(
@@ -1254,8 +1298,8 @@ def build(
         from aht_bench.heldout.build import upper_bound
 
         t0 = time.perf_counter()
-        sources, example_info = upper_bound_sources(
-            task_id, proxy_only, seatings, proxy_sp["return"], mixed["return"], cfg, log
+        sources, example_info, example_returns = upper_bound_sources(
+            task_id, proxy_only, seatings, proxy_sp["return"], mixed["return"], cfg, log, proxy
         )
         bound = upper_bound(sources)
         bounds = {
@@ -1268,8 +1312,19 @@ def build(
             "raised_by": bound["upper"] - proxy_sp["return"],
             "upper_candidates": sources,
         }
+        if proxy.example_upper_ci and example_returns:
+            from aht_bench.heldout.build import _fit_example_bounds
+
+            (fitted,) = _fit_example_bounds(
+                np.array([bound["upper"]]), example_returns, cfg.eval_seed
+            )
+            if fitted != bound["upper"]:
+                bounds["rounding_raise"] = float(fitted) - bound["upper"]
+                bounds["upper"] = float(fitted)
+                bounds["raised_by"] = float(fitted) - proxy_sp["return"]
+                log(f"  upper bound raised by {bounds['rounding_raise']:.3g} (rounding)")
         log(
-            f"  Bounds v2: upper {bound['upper']:.2f} set by {bound['upper_set_by']} "
+            f"  Bounds v2: upper {bounds['upper']:.2f} set by {bound['upper_set_by']} "
             f"(self-play {proxy_sp['return']:.2f}) [{time.perf_counter() - t0:.0f}s]"
         )
 
@@ -1353,8 +1408,14 @@ def build(
                 "observation_step": "max(0, 400 - steps left in the human trial)",
             },
             "recipe": {
-                "command": f'python -c "from aht_bench.heldout.human import build; '
-                f"build('{task_id}', seed={seed})\"",
+                # v1 and v2 recorded no version (then the only one per task version); from v3 on
+                # the command names it, so it still builds this set once a newer one exists
+                "command": 'python -c "from aht_bench.heldout.human import build; '
+                + (
+                    f"build('{task_id}', seed={seed})\""
+                    if proxy.name in ("human-proxy-v1", "human-proxy-v2")
+                    else f"build('{task_id}', version='{proxy.name}', seed={seed})\""
+                ),
                 "bc": dataclasses.asdict(cfg) | {"hidden": list(cfg.hidden)},
                 "network": network.config(),
                 "seeds": {"human_proxy": seed, "bc_partner": seed + 1},

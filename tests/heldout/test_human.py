@@ -454,14 +454,20 @@ def test_build_refuses_tasks_without_data_and_existing_sets(tmp_path):
         human.build("cramped_room", tmp_path / "set", data_dir=tmp_path / "nodata")
 
 
-@pytest.mark.parametrize("version,task_version", [("human-proxy-v1", 1), ("human-proxy-v2", 2)])
-def test_each_version_covers_the_five_overcooked_tasks_of_its_task_version(version, task_version):
+@pytest.mark.parametrize(
+    "version,task_version,newest",
+    [("human-proxy-v1", 1, True), ("human-proxy-v2", 2, False), ("human-proxy-v3", 2, True)],
+)
+def test_each_version_covers_the_five_overcooked_tasks_of_its_task_version(
+    version, task_version, newest
+):
     proxy = human.VERSIONS[version]
     assert proxy.name == version and proxy.task_version == task_version
     assert sorted(proxy.tasks) == sorted(f"overcooked-{n}-v{task_version}" for n in oc.LAYOUTS)
     for task_id in proxy.tasks:
         assert envs.resolve(task_id) == task_id
-        assert human.resolve_task(task_id) == (task_id, proxy)  # the task's version by default
+        # by default the newest version built on the task's version
+        assert (human.resolve_task(task_id) == (task_id, proxy)) == newest
         assert human.resolve_task(task_id, version) == (task_id, proxy)
         assert human.DATA_LAYOUTS[task_id] == human.DATA_LAYOUT_NAMES[task_id.split("-")[1]]
 
@@ -478,6 +484,14 @@ def test_v1_keeps_its_seat_rule_and_only_v2_records_changes():
     assert any(c.startswith("bounds: Bounds v2") for c in v2.changes)
 
 
+def test_v3_is_v2_but_for_the_example_agents_rule():
+    v2, v3 = human.VERSIONS["human-proxy-v2"], human.VERSIONS["human-proxy-v3"]
+    same = ("task_version", "seats_by_side", "bounds_v2")
+    assert [getattr(v3, f) for f in same] == [getattr(v2, f) for f in same]
+    assert v3.example_upper_ci and not v2.example_upper_ci
+    assert v3.changes[: len(v2.changes)] == v2.changes and len(v3.changes) == len(v2.changes) + 1
+
+
 def test_a_version_is_built_only_on_its_own_task_version():
     with pytest.raises(
         ValueError,
@@ -487,8 +501,8 @@ def test_a_version_is_built_only_on_its_own_task_version():
         human.resolve_task("cramped_room", "human-proxy-v2")
     with pytest.raises(ValueError, match="build it for overcooked-forced_coord-v1"):
         human.resolve_task("overcooked-forced_coord-v2", "human-proxy-v1")
-    with pytest.raises(ValueError, match="unknown human-proxy version 'human-proxy-v3'"):
-        human.resolve_task("cramped_room", "human-proxy-v3")
+    with pytest.raises(ValueError, match="unknown human-proxy version 'human-proxy-v9'"):
+        human.resolve_task("cramped_room", "human-proxy-v9")
 
 
 def test_cli_build_names_the_task_a_version_needs(tmp_path):
@@ -527,9 +541,17 @@ def test_upper_bound_sources_play_every_partner_with_the_builds_protocol(monkeyp
     monkeypatch.setattr(evaluate, "cross_play", cross_play)
     monkeypatch.setattr(build, "_example_agent_returns", example_agent_returns)
     proxy_set, seatings = object(), ((0, 1), (1, 0))
-    sources, info = human.upper_bound_sources(
-        task_id, proxy_set, seatings, 4.0, 5.0, cfg, lambda _: None
+    sources, info, played = human.upper_bound_sources(
+        task_id,
+        proxy_set,
+        seatings,
+        4.0,
+        5.0,
+        cfg,
+        lambda _: None,
+        human.VERSIONS["human-proxy-v2"],
     )
+    assert len(played) == 1 and played[0].shape == (1, 2, 3)
     heuristics = PAPER_HEURISTICS[task_id]
     assert calls == [
         ("cross_play", task_id, heuristics, proxy_set, seatings, 3, 7),
@@ -545,6 +567,45 @@ def test_upper_bound_sources_play_every_partner_with_the_builds_protocol(monkeyp
     assert info[1]["skipped"] == "its TASKS"
     bound = build.upper_bound(sources)
     assert (bound["upper"], bound["upper_set_by"]) == (9.5, "agents/examples/heuristic_agent.py")
+
+
+def test_v3_example_candidate_is_the_evaluators_upper_ci(monkeypatch):
+    # human-proxy-v3: the example agent is played with `aht-bench evaluate`'s default protocol
+    # and counts with the upper end of its CI, the bootstrap the evaluator runs on the set
+    from aht_bench.evaluation import evaluate, scores
+    from aht_bench.heldout import build
+
+    cfg = human.BCConfig(episodes=3, eval_seed=7)
+    protocols: list[tuple[int, int]] = []
+    rng = np.random.default_rng(0)
+    noisy = rng.normal(100.0, 20.0, size=(1, 2, evaluate.DEFAULT_EPISODES))
+
+    def cross_play(task, rows, cols, seatings, episodes, seed):
+        return np.ones((rows.size, 1, 2, episodes))
+
+    def example_agent_returns(rec, cols, seatings, log):
+        protocols.append((rec.episodes, rec.eval_seed))
+        return [("agents/examples/heuristic_agent.py", noisy)], [{"file": "x"}]
+
+    monkeypatch.setattr(evaluate, "cross_play", cross_play)
+    monkeypatch.setattr(build, "_example_agent_returns", example_agent_returns)
+    v3 = human.VERSIONS["human-proxy-v3"]
+    sources, info, _ = human.upper_bound_sources(
+        "overcooked-cramped_room-v2", object(), ((0, 1), (1, 0)), 4.0, 5.0, cfg, print, v3
+    )
+    assert protocols == [(evaluate.DEFAULT_EPISODES, 7)]
+    assert info[0]["episodes_per_seating"] == evaluate.DEFAULT_EPISODES
+    (example,) = [s for s in sources if s["kind"] == "example_agent"]
+    est = scores.interval_estimates(scores.score_matrix(noisy), seed=7)
+    assert example["value"] == est["members"][0]["ci"][1]
+    assert example["mean"] == noisy.mean() < example["value"]
+    # at that bound the evaluator's normalised upper CI is 1 (to the rounding step the build
+    # settles with _fit_example_bounds)
+    (upper,) = build._fit_example_bounds(np.array([example["value"]]), [noisy], 7)
+    assert upper - example["value"] <= 1e-9 * upper
+    normalized = scores.normalize(noisy, np.zeros(1), np.array([upper]))
+    high = scores.interval_estimates(scores.score_matrix(normalized), seed=7)["members"][0]["ci"][1]
+    assert 1.0 - 1e-9 < high <= 1.0
 
 
 # ---------------------------------------------------------------------- published sets
@@ -636,7 +697,8 @@ def test_published_human_proxy_set_is_consistent(version, task_id):
         info = source["splits"][split]
         assert info["transitions"] == 2 * info["joint_steps"] > 0
         assert 0.0 <= info["replay_full_match_rate"] <= info["replay_match_rate"] <= 1.0
-    assert m["recipe"]["command"].endswith(f"build('{task_id}', seed=0)\"")
+    named = "" if version in ("human-proxy-v1", "human-proxy-v2") else f"version='{version}', "
+    assert m["recipe"]["command"].endswith(f"build('{task_id}', {named}seed=0)\"")
     changes = m.get("changes_from_human_proxy_v1")
     assert changes == (list(human.VERSIONS[version].changes) or None)
 
@@ -660,9 +722,19 @@ def _check_bounds_v2(m: dict[str, Any], task_id: str) -> None:
     from aht_bench.policies.heuristics import PAPER_HEURISTICS
 
     bounds, results = m["members"][0]["bounds"], m["results"]
+    proxy = human.VERSIONS[m["version"]]
     sources = bounds["upper_candidates"]
     set_by = [s["set_by"] for s in sources]
-    assert all(set(s) == {"set_by", "kind", "value"} for s in sources)
+    for s in sources:
+        if s["kind"] == "example_agent" and proxy.example_upper_ci:
+            # v3: the evaluator's upper CI, its mean beside it
+            assert set(s) == {"set_by", "kind", "value", "mean", "value_is"}
+            assert s["value"] >= s["mean"] > 0
+        else:
+            assert set(s) == {"set_by", "kind", "value"}
+    played = [a for a in m["example_agents"] if "skipped" not in a]
+    episodes = 64 if proxy.example_upper_ci else m["recipe"]["evaluation"]["episodes_per_seating"]
+    assert all(a["episodes_per_seating"] == episodes for a in played)
     agents = [a["file"] for a in m["example_agents"] if "skipped" not in a]
     skipped = [a["file"] for a in m["example_agents"] if "skipped" in a]
     assert sorted(agents + skipped) == sorted(recipes.EXAMPLE_AGENTS)
@@ -681,7 +753,10 @@ def _check_bounds_v2(m: dict[str, Any], task_id: str) -> None:
     for s in sources[1:]:
         if s["value"] > best["value"]:
             best = s
-    assert bounds["upper"] == best["value"] >= results["human_proxy"]["self_play_return"] > 0
+    raise_ = bounds.get("rounding_raise", 0.0)  # v3: the rounding step, a few ulps at most
+    assert 0.0 <= raise_ <= 1e-9 * best["value"]
+    assert bounds["upper"] == best["value"] + raise_
+    assert best["value"] >= results["human_proxy"]["self_play_return"] > 0
     assert (bounds["upper_set_by"], bounds["upper_set_by_kind"]) == (best["set_by"], best["kind"])
     assert bounds["raised_by"] == pytest.approx(bounds["upper"] - bounds["self_play_return"])
     assert sets.load_set(task_id, m["version"]).upper[0] == bounds["upper"]
@@ -689,6 +764,31 @@ def _check_bounds_v2(m: dict[str, Any], task_id: str) -> None:
     assert returns["rows"] == set_by and returns["cols"] == ["human_proxy"]
     assert [r[0] for r in returns["mean_return"]] == pytest.approx([s["value"] for s in sources])
     assert "Bounds v2" in m["bounds_procedure"] and "human-proxy-v1" in m["bounds_procedure"]
+
+
+@pytest.mark.parametrize("layout", oc.LAYOUTS)
+def test_v3_is_v2_but_for_the_bounds(layout):
+    task_id = f"overcooked-{layout}-v2"
+    v2, v3 = (_manifest(task_id, v) for v in ("human-proxy-v2", "human-proxy-v3"))
+    # the same weights, byte for byte, and the same measured numbers
+    assert v3["members"][0]["sha256"] == v2["members"][0]["sha256"]
+    assert v3["bc_partner"]["sha256"] == v2["bc_partner"]["sha256"]
+    for key in ("results", "seatings"):
+        assert v3[key] == v2[key], key
+    # the same data and replay; only the seat rule's wording differs ("as human-proxy-v2")
+    assert {k: v for k, v in v3["source"].items() if k != "seats"} == {
+        k: v for k, v in v2["source"].items() if k != "seats"
+    }
+    for key in ("bc", "network", "seeds", "evaluation"):
+        assert v3["recipe"][key] == v2["recipe"][key], key
+    b2, b3 = (m["members"][0]["bounds"] for m in (v2, v3))
+    # every source but the example agents is v2's; an example agent counts at least its mean
+    c2, c3 = b2["upper_candidates"], b3["upper_candidates"]
+    assert [c["set_by"] for c in c3] == [c["set_by"] for c in c2]
+    for a, b in zip(c2, c3, strict=True):
+        if a["kind"] != "example_agent":
+            assert a == b
+    assert b3["upper"] >= max(c["value"] for c in c2 if c["kind"] != "example_agent")
 
 
 @pytest.mark.parametrize("layout", oc.LAYOUTS)
