@@ -396,7 +396,12 @@ class IsolatedAgent:
         self._check_open()
         try:
             self._send(body, phase)
-            return self._expect(op, phase)
+            reply = self._expect(op, phase)
+            if self._proc is not None and self._proc.poll() is not None:
+                # the process we started (the sandbox's root) is gone, e.g. killed from
+                # outside: a reply that raced the worker's own death does not count
+                self._died(phase)
+            return reply
         except AgentFileError:
             raise
         except BaseException:  # e.g. Ctrl-C while waiting: the reply would come out of step

@@ -21,11 +21,12 @@ import pytest
 from safetensors.numpy import load_file
 
 from aht_bench import runs
-from aht_bench.algorithms import comedi, get
+from aht_bench.algorithms import comedi
 from aht_bench.envs import registry
 from aht_bench.envs.matrix import RepeatedMatrixGame
 from aht_bench.policies import load_policy, load_population
 from aht_bench.policies.population import Population
+from aht_bench.runs import get
 from aht_bench.training import LearnerData, PPOConfig, Trajectory
 from aht_bench.training.ppo import ppo_loss
 from aht_bench.training.rollout import make_env, reset_rollout, rollout
