@@ -1090,7 +1090,7 @@ def upper_bound_sources(
     with_partner: float,
     cfg: BCConfig,
     log: Log,
-    proxy: ProxyVersion | None = None,
+    proxy: ProxyVersion,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[np.ndarray]]:
     """The candidate upper bounds of the proxy (Bounds v2, `build.upper_bound` takes them):
     `{"set_by", "kind", "value"}` per partner, the mean return of that partner with the proxy
@@ -1122,11 +1122,11 @@ def upper_bound_sources(
         log(f"  {name} with human_proxy: {value:.2f}")
     # the example agents, played by the evaluator: human-proxy-v2 with this build's episodes
     # and a mean, from v3 on with `aht-bench evaluate`'s protocol and the upper end of the CI
-    upper_ci = proxy is not None and proxy.example_upper_ci
+    upper_ci = proxy.example_upper_ci
     episodes = DEFAULT_EPISODES if upper_ci else cfg.episodes
     rec = recipes.Recipe(
         task_id=task_id,
-        version=proxy.name if proxy is not None else "human-proxy-v2",
+        version=proxy.name,
         ippo=(),
         brdiv=None,
         heuristics=(),
