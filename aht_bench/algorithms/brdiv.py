@@ -70,11 +70,10 @@ import numpy as np
 import optax
 
 from aht_bench.algorithms import ego, two_stage
+from aht_bench.algorithms.api import Method, TaskConfig, seed_of
 from aht_bench.algorithms.common import (
-    canonical_task_id,
     check_hidden,
     check_task_id,
-    lookup_preset,
     require,
 )
 from aht_bench.algorithms.fixed_partner import FixedPartnerState
@@ -114,7 +113,7 @@ def _split(total: int, parts: int) -> tuple[int, ...]:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class BRDivConfig:
+class BRDivConfig(TaskConfig):
     """A BRDiv run (paper Table brdiv_hyperparams; the ego stage: Table ppo_ego_tm_hyperparams)."""
 
     task_id: str
@@ -205,11 +204,6 @@ class BRDivConfig:
             self.ego_iterations,
             f"use 1..{self.ego.num_updates} (the ego stage has {self.ego.num_updates} updates)",
         )
-
-    @property
-    def canonical_task_id(self) -> str:
-        """The registered id that `task_id` names."""
-        return canonical_task_id(self.task_id)
 
     @property
     def sp_coef(self) -> float:
@@ -378,11 +372,6 @@ def _stack(trees: list[Any]) -> Any:
     return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
 
 
-def _host_stack(trees: list[Any]) -> Any:
-    """Stacked on the host: eager `jnp.stack`s would compile one small kernel per leaf shape."""
-    return jax.tree.map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *trees)
-
-
 @functools.partial(jax.jit, static_argnames="config")
 def _init_generation(
     confederates: list[Params], best_responses: list[Params], key: jax.Array, config: BRDivConfig
@@ -420,15 +409,6 @@ def init(key: jax.Array, config: BRDivConfig) -> BRDivState:
         key=jnp.asarray(keys[2 * n + 2]),
         iteration=jnp.zeros((), jnp.int32),
     )
-
-
-def init_seeds(key: jax.Array, config: BRDivConfig, num_seeds: int = 1) -> BRDivState:
-    """`init` for seeds `split(key, num_seeds)`, stacked on a leading seed axis."""
-    seeds = np.asarray(jax.random.split(key, num_seeds))
-    return jax.device_put(_host_stack([init(k, config) for k in seeds]))
-
-
-# --------------------------------------------------------------------------- generation update
 
 
 def pair_rollouts(
@@ -617,21 +597,15 @@ def _start_ego_seeds(state: BRDivState, config: BRDivConfig) -> BRDivState:
 # ------------------------------------------------------------------------------ one iteration
 
 
-def iterate(state: BRDivState, config: BRDivConfig) -> tuple[BRDivState, dict[str, np.ndarray]]:
-    """One run-loop iteration of every seed (leading seed axis): a chunk of the generation
-    stage, or (after `generation_iterations`) a chunk of the ego stage.
+def step(state: BRDivState, config: BRDivConfig, done: int) -> tuple[BRDivState, dict[str, Any]]:
+    """Iteration `done + 1` of every seed (leading seed axis): a chunk of the generation stage,
+    or (after `generation_iterations`) a chunk of the ego stage.
 
-    Metrics (numpy, (num_seeds,)): generation iterations report the cross-play matrix
+    Metrics ((num_seeds,)): generation iterations report the cross-play matrix
     (`pair_{i}_{j}_return`), `sp_return`, `xp_return` and the confederates' and BRs' PPO
     diagnostics; ego iterations report `ego_return` (the ego with the confederates) and the
-    ego's diagnostics (`ego_*`); both report `iteration` and `env_steps` (cumulative).
+    ego's diagnostics (`ego_*`); `METHOD.iterate` adds `iteration` and `env_steps`.
     """
-    done = int(np.asarray(jax.device_get(state.iteration)).reshape(-1)[0])
-    if done >= config.iterations:
-        raise ValueError(
-            f"the run has done all {config.iterations} iterations; raise ego_iterations or "
-            "generation_iterations only in a new run"
-        )
     if done < config.generation_iterations:
         state, metrics = generation_chunk_seeds(state, config, config.generation_chunks[done])
     else:
@@ -640,34 +614,19 @@ def iterate(state: BRDivState, config: BRDivConfig) -> tuple[BRDivState, dict[st
         chunk = config.ego_chunks[done - config.generation_iterations]
         ego_state, metrics = two_stage.ego_chunk_seeds(state.ego, config.ego, chunk)
         state = state._replace(ego=ego_state)
-    state = state._replace(iteration=state.iteration + 1)
-    out = {k: np.asarray(v) for k, v in metrics.items()}
-    iteration = np.asarray(state.iteration)
-    out["iteration"] = iteration
-    out["env_steps"] = np.full_like(iteration, config.env_steps_after(done + 1), dtype=np.int64)
-    return state, out
-
-
-def _seed(tree: Any, seed: int | None) -> Any:
-    host = jax.device_get(tree)
-    return jax.tree.map(lambda x: np.asarray(x if seed is None else x[seed]), host)
+    return state._replace(iteration=state.iteration + 1), metrics
 
 
 def population(state: BRDivState, config: BRDivConfig, seed: int | None = 0) -> Population:
     """The confederates of one seed as a `Population` (host arrays), ready for
     `aht_bench.policies.io.save_population`. `seed=None` for an unbatched state."""
-    return Population(networks(config).confederate, _seed(state.buffer.confederates, seed))
+    return Population(networks(config).confederate, seed_of(state.buffer.confederates, seed))
 
 
 def best_responses(state: BRDivState, config: BRDivConfig, seed: int | None = 0) -> Population:
     """The best responses of one seed as a `Population` (host arrays), BR j paired with
     confederate j."""
-    return Population(networks(config).best_response, _seed(state.buffer.best_responses, seed))
-
-
-def ego_params(state: BRDivState, seed: int | None = 0) -> Params:
-    """The ego agent's params of one seed (host arrays); the network is `networks(config).ego`."""
-    return two_stage.ego_params(state, seed)
+    return Population(networks(config).best_response, seed_of(state.buffer.best_responses, seed))
 
 
 REPORT = IterationReport(
@@ -778,10 +737,21 @@ PRESETS: dict[str, dict[str, BRDivConfig]] = {
 """preset name -> task id -> config."""
 
 
-def preset(name: str, task: str, **overrides: Any) -> BRDivConfig:
-    """The `name` ("paper" or "quick") config of BRDiv on `task` (id or alias).
-
-    Keyword `overrides` replace fields (`population_size=4`, ...); the result is validated like
-    any config.
-    """
-    return lookup_preset("BRDiv", PRESETS, name, task, **overrides)
+METHOD: Method[BRDivConfig, BRDivState] = Method(
+    name="BRDiv",
+    presets=PRESETS,
+    init=init,
+    step=step,
+    networks=networks,
+    population=population,
+    report=REPORT,
+    exhausted=("raise ego_iterations or generation_iterations only in a new run"),
+    ego=two_stage.ego_of,
+)
+"""BRDiv as a `Method`: what `aht-bench train brdiv` drives."""
+init_seeds = METHOD.init_seeds
+iterate = METHOD.iterate
+run = METHOD.run
+train = METHOD.train
+ego_params = METHOD.ego_params
+preset = METHOD.preset

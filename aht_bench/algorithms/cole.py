@@ -76,7 +76,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
@@ -84,13 +83,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from aht_bench.algorithms.api import Method, TaskConfig, buffer_population, fresh_params
 from aht_bench.algorithms.common import (
-    canonical_task_id,
     check_task_id,
-    lookup_preset,
     require,
-    run_iterations,
-    stack_seeds,
 )
 from aht_bench.algorithms.rotate import LossTerm, loss_streams, phase_summary
 from aht_bench.policies.core import Params
@@ -107,7 +103,6 @@ from aht_bench.training.rollout import (
     RolloutState,
     Trajectory,
     episode_stats,
-    init_params,
     make_env,
     reset_rollout,
     rollout,
@@ -121,7 +116,7 @@ MAX_POPULATION = 21
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class ColeConfig:
+class ColeConfig(TaskConfig):
     """A COLE run (paper Table cole_hyperparams)."""
 
     task_id: str
@@ -186,11 +181,6 @@ class ColeConfig:
             f"it must divide the {transitions} transitions (num_envs x rollout_length) of "
             "each seat's stream",
         )
-
-    @property
-    def canonical_task_id(self) -> str:
-        """The registered id that `task_id` names."""
-        return canonical_task_id(self.task_id)
 
     @property
     def iterations(self) -> int:
@@ -412,11 +402,6 @@ def init(key: jax.Array, config: ColeConfig) -> ColeState:
     )
 
 
-def init_seeds(key: jax.Array, config: ColeConfig, num_seeds: int = 1) -> ColeState:
-    """`init` for seeds `split(key, num_seeds)`, stacked on a leading seed axis."""
-    return stack_seeds(init, key, config, num_seeds)
-
-
 # ------------------------------------------------------------------------------ member training
 
 
@@ -573,29 +558,21 @@ def partner_weights(buffer: Any, config: ColeConfig) -> np.ndarray:
     return weights
 
 
-def iterate(state: ColeState, config: ColeConfig) -> tuple[ColeState, dict[str, np.ndarray]]:
-    """One COLE iteration for every seed (leading seed axis): partner distribution, a new member
-    trained against it, its cross-play with the population, the ego chosen.
+def step(state: ColeState, config: ColeConfig, done: int) -> tuple[ColeState, dict[str, Any]]:
+    """Iteration `done + 1` of COLE for every seed (leading seed axis): partner distribution, a
+    new member trained against it, its cross-play with the population, the ego chosen.
 
     Metrics (numpy, (num_seeds,)): `train_return` (the new member with its training partners,
     last quarter of its updates), `self_play_return` (`M[k, k]`), `xp_return` (its mean
     cross-play with the earlier members; NaN for the first), `population_xp_return` (mean of
     `M` over the population), `ego_return` (the chosen ego's mean cross-play with the rest of
     the population), `ego_index`, `partner_weight_max` and `partner_entropy` (of the
-    distribution it trained against), the member's PPO diagnostics (`member_*`),
-    `population_size`, `iteration` and `env_steps` (cumulative, cross-play included).
+    distribution it trained against) and the member's PPO diagnostics (`member_*`);
+    `METHOD.iterate` adds `population_size`, `iteration` and `env_steps` (cumulative,
+    cross-play included).
     """
-    done = int(np.asarray(jax.device_get(state.iteration)).reshape(-1)[0])
-    if done >= config.iterations:
-        raise ValueError(
-            f"the run has done all {config.iterations} iterations; raise population_size= in "
-            "the config to go on (the population has one slot per iteration)"
-        )
-    net = networks(config).member
     keys = jax.vmap(lambda k: jax.random.split(k, 4))(state.key)
-    # Fresh params one seed at a time outside jit: a vmapped MLPActorCritic.init never
-    # returns on CPU (see training.rollout.init_params).
-    fresh = jax.tree.map(lambda *xs: jnp.stack(xs), *[init_params(net, k) for k in keys[:, 1]])
+    fresh = fresh_params(networks(config).member, keys[:, 1])
     host = jax.device_get(state.buffer)
     num_seeds = int(np.asarray(host.count).shape[0])
     weights = np.stack(
@@ -649,60 +626,13 @@ def iterate(state: ColeState, config: ColeConfig) -> tuple[ColeState, dict[str, 
     drawn = weights[:, : max(done, 1)]
     out["partner_weight_max"] = drawn.max(axis=1)
     out["partner_entropy"] = 0.0 - np.sum(np.where(drawn > 0, drawn * np.log(drawn), 0.0), axis=1)
-    iteration = np.asarray(state.iteration)
-    out["iteration"] = iteration
-    out["population_size"] = np.asarray(state.buffer.count)
-    out["env_steps"] = np.full_like(iteration, config.env_steps_after(done + 1), dtype=np.int64)
     return state, out
-
-
-class ColeResult(NamedTuple):
-    """What `train`/`run` return."""
-
-    state: ColeState  # the final state, every leaf with a leading (num_seeds,) axis
-    metrics: dict[str, np.ndarray]  # name -> (num_seeds, iterations run)
-
-
-def run(
-    state: ColeState,
-    config: ColeConfig,
-    iterations: int | None = None,
-    on_iteration: Callable[[int, ColeState, dict[str, np.ndarray]], None] | None = None,
-) -> ColeResult:
-    """Run `iterations` (default: the rest of `config.iterations`) iterations from `state`;
-    `on_iteration(iteration_number, state, metrics)` after each. Continuing from a stored state
-    is bit-identical to not stopping."""
-    return ColeResult(*run_iterations(iterate, state, config, iterations, on_iteration))
-
-
-def train(
-    key: jax.Array,
-    config: ColeConfig,
-    num_seeds: int = 1,
-    on_iteration: Callable[[int, ColeState, dict[str, np.ndarray]], None] | None = None,
-) -> ColeResult:
-    """A whole COLE run for `num_seeds` seeds at once (seed i from `split(key, num_seeds)[i]`)."""
-    return run(init_seeds(key, config, num_seeds), config, on_iteration=on_iteration)
 
 
 def population(state: ColeState, config: ColeConfig, seed: int | None = 0) -> Population:
     """The members of one seed as a `Population` (host arrays), in generation order, ready for
     `aht_bench.policies.io.save_population`. `seed=None` for an unbatched state."""
-    host = jax.device_get(state.buffer)
-    if seed is not None:
-        host = jax.tree.map(lambda x: x[seed], host)
-    count = int(host.count)
-    if count == 0:
-        raise ValueError("the population is empty: run at least one iteration first")
-    members = jax.tree.map(lambda x: np.asarray(x[:count]), host.members)
-    return Population(networks(config).member, members)
-
-
-def ego_params(state: ColeState, seed: int | None = 0) -> Params:
-    """The ego's params of one seed (host arrays): the member with the highest mean cross-play
-    return; the network is `networks(config).ego`."""
-    host = jax.device_get(state.ego)
-    return host if seed is None else jax.tree.map(lambda x: np.asarray(x[seed]), host)
+    return buffer_population(state.buffer, "members", networks(config).member, seed)
 
 
 REPORT = IterationReport(
@@ -804,7 +734,22 @@ PRESETS: dict[str, dict[str, ColeConfig]] = {
 """preset name -> task id -> config."""
 
 
-def preset(name: str, task: str, **overrides: Any) -> ColeConfig:
-    """The `name` ("paper" or "quick") config of COLE on `task` (id or alias); keyword
-    `overrides` replace fields and the result is validated like any config."""
-    return lookup_preset("COLE", PRESETS, name, task, **overrides)
+METHOD: Method[ColeConfig, ColeState] = Method(
+    name="COLE",
+    presets=PRESETS,
+    init=init,
+    step=step,
+    networks=networks,
+    population=population,
+    report=REPORT,
+    exhausted=(
+        "raise population_size= in the config to go on (the population has one slot per iteration)"
+    ),
+)
+"""COLE as a `Method`: what `aht-bench train cole` drives."""
+init_seeds = METHOD.init_seeds
+iterate = METHOD.iterate
+run = METHOD.run
+train = METHOD.train
+ego_params = METHOD.ego_params
+preset = METHOD.preset

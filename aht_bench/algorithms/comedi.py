@@ -73,23 +73,18 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from aht_bench.algorithms import ego as ego_module
 from aht_bench.algorithms import two_stage
+from aht_bench.algorithms.api import Method, TaskConfig, buffer_population, fresh_params
 from aht_bench.algorithms.common import (
-    canonical_task_id,
     check_hidden,
     check_task_id,
-    lookup_preset,
     require,
-    run_iterations,
-    stack_seeds,
 )
 from aht_bench.algorithms.fixed_partner import FixedPartnerState
 from aht_bench.policies.core import Carry, Extras, Params
@@ -107,7 +102,6 @@ from aht_bench.training.rollout import (
     RolloutState,
     Trajectory,
     episode_stats,
-    init_params,
     make_env,
     reset_rollout,
     rollout,
@@ -130,7 +124,7 @@ ROLLOUTS_PER_UPDATE = 4
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class CoMeDiConfig:
+class CoMeDiConfig(TaskConfig):
     """A CoMeDi run (Table comedi-tg-hyperparams; the ego stage Table ppo_ego_tm_hyperparams)."""
 
     task_id: str
@@ -224,11 +218,6 @@ class CoMeDiConfig:
             self.ego_iterations,
             f"use 1..{ego_updates} (the ego stage has {ego_updates} PPO updates)",
         )
-
-    @property
-    def canonical_task_id(self) -> str:
-        """The registered id that `task_id` names."""
-        return canonical_task_id(self.task_id)
 
     @property
     def iterations(self) -> int:
@@ -417,11 +406,6 @@ def init(key: jax.Array, config: CoMeDiConfig) -> CoMeDiState:
         key=key,
         iteration=jnp.zeros((), jnp.int32),
     )
-
-
-def init_seeds(key: jax.Array, config: CoMeDiConfig, num_seeds: int = 1) -> CoMeDiState:
-    """`init` for seeds `split(key, num_seeds)`, stacked on a leading seed axis."""
-    return stack_seeds(init, key, config, num_seeds)
 
 
 # ------------------------------------------------------------------------- teammate generation
@@ -626,101 +610,40 @@ def _ego_with_population(state: CoMeDiState, key: jax.Array, config: CoMeDiConfi
 # ------------------------------------------------------------------------------ one iteration
 
 
-def iterate(state: CoMeDiState, config: CoMeDiConfig) -> tuple[CoMeDiState, dict[str, np.ndarray]]:
-    """One run-loop iteration of every seed (leading seed axis): iterations
-    `0 .. population_size - 1` generate teammate `iteration` (after the last, the ego's pool
+def step(state: CoMeDiState, config: CoMeDiConfig, done: int) -> tuple[CoMeDiState, dict[str, Any]]:
+    """Iteration `done + 1` of every seed (leading seed axis): iterations
+    `0 .. population_size - 1` generate teammate `done` (after the last, the ego's pool
     becomes the population), the rest each run one chunk of the ego stage.
 
-    Metrics (numpy, (num_seeds,)), over the last quarter of the iteration's updates:
-    generation: `sp_return` (teammate x BR), `xp_return` (with pi^comp), `xp_all_return` (with
-    every earlier teammate), `mp_return`, `comp_teammate` (pi^comp's index at the last update),
+    Metrics ((num_seeds,)), over the last quarter of the iteration's updates: generation:
+    `sp_return` (teammate x BR), `xp_return` (with pi^comp), `xp_all_return` (with every
+    earlier teammate), `mp_return`, `comp_teammate` (pi^comp's index at the last update),
     `teammate_*`, `best_response_*` (PPO diagnostics); the first teammate has `sp_return` and
-    the diagnostics only. Ego: `ego_return` (with the population) and `ego_*`. Always:
-    `iteration`, `population_size` and `env_steps` (cumulative, per seed).
+    the diagnostics only. Ego: `ego_return` (with the population) and `ego_*`.
+    `METHOD.iterate` adds `iteration`, `population_size` and `env_steps` (cumulative).
     """
-    done = int(np.asarray(jax.device_get(state.iteration)).reshape(-1)[0])
-    if done >= config.iterations:
-        raise ValueError(
-            f"the run has done all {config.iterations} iterations (population_size + "
-            "ego_iterations); raise ego_iterations or population_size in a new run to go on"
-        )
     if done < config.population_size:
         nets = networks(config)
         keys = jax.vmap(lambda k: jax.random.split(k, 5))(state.key)
-        # Fresh params seed by seed outside jit: a vmapped MLPActorCritic.init never returns on
-        # CPU (see training.rollout.init_params).
-        teammate, best_response = (
-            jax.tree.map(lambda *xs: jnp.stack(xs), *[init_params(net, k) for k in keys[:, i]])
-            for i, net in ((1, nets.teammate), (2, nets.best_response))
-        )
+        teammate = fresh_params(nets.teammate, keys[:, 1])
+        best_response = fresh_params(nets.best_response, keys[:, 2])
         state = state._replace(key=keys[:, 0])
         state, out = _generation_seeds(
             state, teammate, best_response, keys[:, 3], config, first=done == 0
         )
         if done + 1 == config.population_size:
             state = _ego_with_population(state, keys[:, 4], config)
-    else:
-        ego_config = config.ego_config
-        chunk = two_stage.chunk_sizes(ego_config, config.ego_iterations)[
-            done - config.population_size
-        ]
-        ego, out = two_stage.ego_chunk_seeds(state.ego, ego_config, chunk)
-        state = state._replace(ego=ego, iteration=state.iteration + 1)
-    metrics = {k: np.asarray(v) for k, v in out.items()}
-    iteration = np.asarray(state.iteration)
-    metrics["iteration"] = iteration
-    metrics["population_size"] = np.asarray(state.buffer.count)
-    metrics["env_steps"] = np.full(iteration.shape, config.env_steps_after(done + 1), np.int64)
-    return state, metrics
-
-
-class CoMeDiResult(NamedTuple):
-    """What `train`/`run` return."""
-
-    state: CoMeDiState  # the final state, every leaf with a leading (num_seeds,) axis
-    metrics: dict[str, np.ndarray]  # name -> (num_seeds, iterations run); NaN in iterations
-    #   that do not report it (generation metrics in ego iterations and the reverse)
-
-
-def run(
-    state: CoMeDiState,
-    config: CoMeDiConfig,
-    iterations: int | None = None,
-    on_iteration: Callable[[int, CoMeDiState, dict[str, np.ndarray]], None] | None = None,
-) -> CoMeDiResult:
-    """Run `iterations` (default: the rest of `config.iterations`) iterations from `state`, in
-    memory; `on_iteration(iteration_number, state, metrics)` after each (continuing from any
-    `state` it saw is bit-identical to not stopping)."""
-    return CoMeDiResult(*run_iterations(iterate, state, config, iterations, on_iteration))
-
-
-def train(
-    key: jax.Array,
-    config: CoMeDiConfig,
-    num_seeds: int = 1,
-    on_iteration: Callable[[int, CoMeDiState, dict[str, np.ndarray]], None] | None = None,
-) -> CoMeDiResult:
-    """A whole CoMeDi run (both stages) for `num_seeds` seeds at once (seed i from
-    `split(key, num_seeds)[i]`)."""
-    return run(init_seeds(key, config, num_seeds), config, on_iteration=on_iteration)
+        return state, out
+    ego_config = config.ego_config
+    chunk = two_stage.chunk_sizes(ego_config, config.ego_iterations)[done - config.population_size]
+    ego, out = two_stage.ego_chunk_seeds(state.ego, ego_config, chunk)
+    return state._replace(ego=ego, iteration=state.iteration + 1), out
 
 
 def population(state: CoMeDiState, config: CoMeDiConfig, seed: int | None = 0) -> Population:
     """The generated teammates of one seed as a `Population` (host arrays), in generation order,
     ready for `aht_bench.policies.io.save_population`. `seed=None` for an unbatched state."""
-    host = jax.device_get(state.buffer)
-    if seed is not None:
-        host = jax.tree.map(lambda x: x[seed], host)
-    count = int(host.count)
-    if count == 0:
-        raise ValueError("the buffer is empty: run at least one iteration first")
-    members = jax.tree.map(lambda x: np.asarray(x[:count]), host.teammates)
-    return Population(networks(config).teammate, members)
-
-
-def ego_params(state: CoMeDiState, seed: int | None = 0) -> Params:
-    """The ego agent's params of one seed (host arrays); the network is `networks(config).ego`."""
-    return two_stage.ego_params(state, seed)
+    return buffer_population(state.buffer, "teammates", networks(config).teammate, seed, "buffer")
 
 
 # -------------------------------------------------------------------------------------- presets
@@ -845,7 +768,21 @@ REPORT = IterationReport(
 generation iteration per teammate, then the ego chunks; the curves of curve.png."""
 
 
-def preset(name: str, task: str, **overrides: Any) -> CoMeDiConfig:
-    """The `name` ("paper" or "quick") config of CoMeDi on `task` (id or alias); keyword
-    `overrides` replace fields and the result is validated like any config."""
-    return lookup_preset("CoMeDi", PRESETS, name, task, **overrides)
+METHOD: Method[CoMeDiConfig, CoMeDiState] = Method(
+    name="CoMeDi",
+    presets=PRESETS,
+    init=init,
+    step=step,
+    networks=networks,
+    population=population,
+    report=REPORT,
+    exhausted=("raise ego_iterations or population_size in a new run to go on"),
+    ego=two_stage.ego_of,
+)
+"""CoMeDi as a `Method`: what `aht-bench train comedi` drives."""
+init_seeds = METHOD.init_seeds
+iterate = METHOD.iterate
+run = METHOD.run
+train = METHOD.train
+ego_params = METHOD.ego_params
+preset = METHOD.preset

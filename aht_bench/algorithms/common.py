@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 C = TypeVar("C")
@@ -86,9 +85,11 @@ def stack_seeds(init: Callable[[jax.Array, C], S], key: jax.Array, config: C, nu
     """`init(k, config)` for each `k` of `split(key, num_seeds)`, stacked on a leading seed axis.
 
     Seeds are initialised one by one outside jit: a vmapped `MLPActorCritic.init` never returns
-    on CPU (see `aht_bench.training.rollout.init_params`)."""
-    states = [init(k, config) for k in jax.random.split(key, num_seeds)]
-    return jax.tree.map(lambda *xs: jnp.stack(xs), *states)
+    on CPU (see `aht_bench.training.rollout.init_params`). They are stacked on the host and
+    put on the device once: eager `jnp.stack`s would compile one small kernel per leaf shape."""
+    states = [init(k, config) for k in np.asarray(jax.random.split(key, num_seeds))]
+    stacked = jax.tree.map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *states)
+    return jax.device_put(stacked)
 
 
 def iterations_done(state: Any) -> int:

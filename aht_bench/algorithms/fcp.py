@@ -69,13 +69,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from aht_bench.algorithms import ego, ippo, two_stage
+from aht_bench.algorithms.api import Method, TaskConfig, buffer_population
 from aht_bench.algorithms.common import (
-    canonical_task_id,
     check_hidden,
     check_task_id,
-    lookup_preset,
     require,
-    stack_seeds,
 )
 from aht_bench.algorithms.fixed_partner import FixedPartnerState
 from aht_bench.algorithms.ippo import IPPOState
@@ -93,7 +91,7 @@ from aht_bench.training.rollout import make_env
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class FCPConfig:
+class FCPConfig(TaskConfig):
     """An FCP run (paper Table fcp-tg-hyperparams for stage 1, ppo_ego_tm_hyperparams for the
     ego)."""
 
@@ -211,11 +209,6 @@ class FCPConfig:
             self.ego_iterations,
             f"use 1..{ego_updates} (the ego stage has {ego_updates} PPO updates)",
         )
-
-    @property
-    def canonical_task_id(self) -> str:
-        """The registered id that `task_id` names."""
-        return canonical_task_id(self.task_id)
 
     @property
     def ippo_config(self) -> IPPOConfig:
@@ -363,14 +356,6 @@ def init(key: jax.Array, config: FCPConfig) -> FCPState:
     )
 
 
-def init_seeds(key: jax.Array, config: FCPConfig, num_seeds: int = 1) -> FCPState:
-    """`init` for seeds `split(key, num_seeds)`, stacked on a leading seed axis."""
-    return stack_seeds(init, key, config, num_seeds)
-
-
-# ------------------------------------------------------------------------- teammate generation
-
-
 def train_team(team: IPPOState, config: FCPConfig) -> tuple[Params, dict[str, jax.Array]]:
     """One whole IPPO run from `team` (`ippo.init`'s state), `ippo.update` scanned over all its
     updates. Returns the teammate seat's params at each of `config.checkpoint_updates` (leaves
@@ -467,17 +452,10 @@ def _hand_over_seeds(state: FCPState, config: FCPConfig) -> FCPState:
 # ------------------------------------------------------------------------------ one iteration
 
 
-def iterate(state: FCPState, config: FCPConfig) -> tuple[FCPState, dict[str, np.ndarray]]:
-    """One run iteration for every seed (leading seed axis): the next `teams_per_iteration`
+def step(state: FCPState, config: FCPConfig, done: int) -> tuple[FCPState, dict[str, Any]]:
+    """Iteration `done + 1` of every seed (leading seed axis): the next `teams_per_iteration`
     IPPO runs while the pool is being built (the last of them hands the pool to the ego), one
     chunk of the ego's PPO updates after that. Metrics: see the module docstring."""
-    done = int(np.asarray(jax.device_get(state.iteration)).reshape(-1)[0])
-    if done >= config.iterations:
-        raise ValueError(
-            f"the run has done all {config.iterations} iterations ({config.generation_iterations}"
-            f" generation, {config.ego_iterations} ego); raise ego_iterations or ego_timesteps "
-            "in a new run to train longer"
-        )
     if done < config.generation_iterations:
         k = config.teams_per_iteration
         teams = team_states(state, config, range(done * k, (done + 1) * k))
@@ -490,32 +468,14 @@ def iterate(state: FCPState, config: FCPConfig) -> tuple[FCPState, dict[str, np.
             state.ego, config.ego_config, sizes[done - config.generation_iterations]
         )
         state = state._replace(ego=ego_state)
-    state = state._replace(iteration=state.iteration + 1)
-    out = {k: np.asarray(v) for k, v in jax.device_get(metrics).items()}
-    iteration = np.asarray(jax.device_get(state.iteration))
-    out["iteration"] = iteration
-    out["population_size"] = np.asarray(jax.device_get(state.buffer.count))
-    out["env_steps"] = np.full_like(iteration, config.env_steps_after(done + 1), dtype=np.int64)
-    return state, out
+    return state._replace(iteration=state.iteration + 1), metrics
 
 
 def population(state: FCPState, config: FCPConfig, seed: int | None = 0) -> Population:
     """The pool of one seed as a `Population` (host arrays; team by team, each team's snapshots
     oldest first), ready for `aht_bench.policies.io.save_population`. `seed=None` for an
     unbatched state."""
-    host = jax.device_get(state.buffer)
-    if seed is not None:
-        host = jax.tree.map(lambda x: x[seed], host)
-    count = int(host.count)
-    if count == 0:
-        raise ValueError("the pool is empty: run at least one iteration first")
-    members = jax.tree.map(lambda x: np.asarray(x[:count]), host.teammates)
-    return Population(networks(config).teammate, members)
-
-
-def ego_params(state: FCPState, seed: int | None = 0) -> Params:
-    """The ego agent's params of one seed (host arrays); the network is `networks(config).ego`."""
-    return two_stage.ego_params(state, seed)
+    return buffer_population(state.buffer, "teammates", networks(config).teammate, seed, "pool")
 
 
 REPORT = IterationReport(
@@ -627,7 +587,21 @@ PRESETS: dict[str, dict[str, FCPConfig]] = {
 """preset name -> task id -> config."""
 
 
-def preset(name: str, task: str, **overrides: Any) -> FCPConfig:
-    """The `name` ("paper" or "quick") config of FCP on `task` (id or alias); keyword
-    `overrides` replace fields and the result is validated like any config."""
-    return lookup_preset("FCP", PRESETS, name, task, **overrides)
+METHOD: Method[FCPConfig, FCPState] = Method(
+    name="FCP",
+    presets=PRESETS,
+    init=init,
+    step=step,
+    networks=networks,
+    population=population,
+    report=REPORT,
+    exhausted=("raise ego_iterations or ego_timesteps in a new run to train longer"),
+    ego=two_stage.ego_of,
+)
+"""FCP as a `Method`: what `aht-bench train fcp` drives."""
+init_seeds = METHOD.init_seeds
+iterate = METHOD.iterate
+run = METHOD.run
+train = METHOD.train
+ego_params = METHOD.ego_params
+preset = METHOD.preset

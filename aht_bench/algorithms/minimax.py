@@ -61,21 +61,19 @@ aht_bench.algorithms only.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 import jax
-import numpy as np
 
 from aht_bench.algorithms import rotate
-from aht_bench.algorithms.common import lookup_preset
+from aht_bench.algorithms.api import Method, TaskConfig
 from aht_bench.algorithms.rotate import RotateState
-from aht_bench.policies.core import Params
 from aht_bench.policies.population import Population
 from aht_bench.training import presets
 from aht_bench.training.config import PPOConfig, normalise_shaping
 from aht_bench.training.report import IterationReport
 
 __all__ = [
+    "METHOD",
     "REPORT",
     "PRESETS",
     "MinimaxConfig",
@@ -86,11 +84,13 @@ __all__ = [
     "population",
     "preset",
     "run",
+    "step",
+    "train",
 ]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class MinimaxConfig:
+class MinimaxConfig(TaskConfig):
     """A Minimax Return run (paper Table minimax_hyperparams; "(T)" rows are the teammate's)."""
 
     task_id: str
@@ -151,11 +151,6 @@ class MinimaxConfig:
         )
 
     @property
-    def canonical_task_id(self) -> str:
-        """The registered id that `task_id` names."""
-        return self.rotate_config.canonical_task_id
-
-    @property
     def teammate_updates(self) -> int:
         """PPO updates of the teammate per iteration (one XP rollout each)."""
         return self.rotate_config.teammate_updates
@@ -177,32 +172,22 @@ def networks(config: MinimaxConfig) -> rotate.Networks:
     return rotate.networks(config.rotate_config)
 
 
-def init_seeds(key: jax.Array, config: MinimaxConfig, num_seeds: int = 1) -> RotateState:
-    """A fresh run of `num_seeds` seeds (`split(key, num_seeds)`): random egos, empty buffers."""
-    return rotate.init_seeds(key, config.rotate_config, num_seeds)
+def init(key: jax.Array, config: MinimaxConfig) -> RotateState:
+    """A fresh run of one seed: a random ego and an empty buffer."""
+    return rotate.init(key, config.rotate_config)
 
 
-def iterate(state: RotateState, config: MinimaxConfig) -> tuple[RotateState, dict[str, np.ndarray]]:
+def step(
+    state: RotateState, config: MinimaxConfig, done: int
+) -> tuple[RotateState, dict[str, jax.Array]]:
     """One open-ended iteration of every seed: a teammate minimising the current ego's return
     joins the buffer, then the ego trains on the buffer. Metrics: module docstring."""
-    return rotate.iterate(state, config.rotate_config)
-
-
-def run(
-    state: RotateState, config: MinimaxConfig, iterations: int | None = None
-) -> rotate.RotateResult:
-    """`iterations` (default: the rest) iterations from `state`, in memory."""
-    return rotate.run(state, config.rotate_config, iterations)
+    return rotate.step(state, config.rotate_config, done)
 
 
 def population(state: RotateState, config: MinimaxConfig, seed: int | None = 0) -> Population:
     """The generated teammates of one seed, in generation order (host arrays)."""
     return rotate.population(state, config.rotate_config, seed)
-
-
-def ego_params(state: RotateState, seed: int | None = 0) -> Params:
-    """The ego agent's params of one seed (host arrays); the network is `networks(config).ego`."""
-    return rotate.ego_params(state, seed)
 
 
 REPORT = IterationReport(
@@ -287,7 +272,20 @@ PRESETS: dict[str, dict[str, MinimaxConfig]] = {
 """preset name -> task id -> config."""
 
 
-def preset(name: str, task: str, **overrides: Any) -> MinimaxConfig:
-    """The `name` ("paper" or "quick") config of Minimax Return on `task` (id or alias), with
-    keyword `overrides` of its fields (validated like any config)."""
-    return lookup_preset("Minimax", PRESETS, name, task, **overrides)
+METHOD: Method[MinimaxConfig, RotateState] = Method(
+    name="Minimax",
+    presets=PRESETS,
+    init=init,
+    step=step,
+    networks=networks,
+    population=population,
+    report=REPORT,
+    exhausted="raise iterations= in the config to go on (the buffer has one slot per iteration)",
+)
+"""Minimax Return as a `Method`: what `aht-bench train minimax` drives."""
+init_seeds = METHOD.init_seeds
+iterate = METHOD.iterate
+run = METHOD.run
+train = METHOD.train
+ego_params = METHOD.ego_params
+preset = METHOD.preset

@@ -76,14 +76,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from aht_bench.algorithms.common import (
-    canonical_task_id,
-    check_hidden,
-    check_task_id,
-    lookup_preset,
-    require,
-    stack_seeds,
-)
+from aht_bench.algorithms.api import Method, TaskConfig
+from aht_bench.algorithms.common import check_hidden, check_task_id, require
 from aht_bench.algorithms.rotate import BR_HEAD, EGO_HEAD, Networks
 from aht_bench.algorithms.rotate import REPORT as rotate_report
 from aht_bench.policies.core import Params
@@ -106,6 +100,7 @@ from aht_bench.training.rollout import (
 from aht_bench.training.streams import LossTerm, loss_streams, phase_summary
 
 __all__ = [
+    "METHOD",
     "REPORT",
     "PRESETS",
     "PairedConfig",
@@ -119,7 +114,10 @@ __all__ = [
     "networks",
     "population",
     "preset",
+    "run",
+    "step",
     "teammate_loss_terms",
+    "train",
     "update",
 ]
 
@@ -128,7 +126,7 @@ __all__ = [
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class PairedConfig:
+class PairedConfig(TaskConfig):
     """A PAIRED run (paper Table paired_hyperparams)."""
 
     task_id: str
@@ -198,11 +196,6 @@ class PairedConfig:
             f"the recurrent ego's minibatches split the {self.num_envs} env sequences; "
             "it must divide num_envs",
         )
-
-    @property
-    def canonical_task_id(self) -> str:
-        """The registered id that `task_id` names."""
-        return canonical_task_id(self.task_id)
 
     @property
     def batch_size(self) -> int:
@@ -334,12 +327,6 @@ def init(key: jax.Array, config: PairedConfig) -> PairedState:
     )
 
 
-def init_seeds(key: jax.Array, config: PairedConfig, num_seeds: int = 1) -> PairedState:
-    """`init` for seeds `split(key, num_seeds)`, stacked on a leading seed axis (seeds built
-    one by one outside jit: see `training.rollout.init_params`)."""
-    return stack_seeds(init, key, config, num_seeds)
-
-
 # ------------------------------------------------------------------------------ lockstep update
 
 
@@ -410,21 +397,12 @@ def _iteration_seeds(
     return map_seeds(lambda s: _iteration(s, config), state)
 
 
-def iterate(state: PairedState, config: PairedConfig) -> tuple[PairedState, dict[str, np.ndarray]]:
-    """One iteration of every seed (leading seed axis) in one jitted call. Metrics (numpy,
-    (num_seeds,)): module docstring."""
-    done = int(np.asarray(jax.device_get(state.iteration)).reshape(-1)[0])
-    if done >= config.iterations:
-        raise ValueError(
-            f"the run has done all {config.iterations} iterations; raise iterations= (and "
-            "total_timesteps=) in the config for a longer run"
-        )
-    state, summary = _iteration_seeds(state, config)
-    metrics = {k: np.asarray(v) for k, v in summary.items()}
-    iteration = np.asarray(state.iteration)
-    metrics["iteration"] = iteration
-    metrics["env_steps"] = iteration.astype(np.int64) * config.env_steps_per_iteration
-    return state, metrics
+def step(
+    state: PairedState, config: PairedConfig, done: int
+) -> tuple[PairedState, dict[str, jax.Array]]:
+    """One iteration of every seed (leading seed axis) in one jitted call. Metrics
+    ((num_seeds,)): module docstring."""
+    return _iteration_seeds(state, config)
 
 
 def population(state: PairedState, config: PairedConfig, seed: int | None = 0) -> Population:
@@ -440,10 +418,9 @@ def population(state: PairedState, config: PairedConfig, seed: int | None = 0) -
     return Population(networks(config).teammate, members)
 
 
-def ego_params(state: PairedState, seed: int | None = 0) -> Params:
-    """The ego's params of one seed (host arrays); the network is `networks(config).ego`."""
-    host = jax.device_get(state.ego.params)
-    return host if seed is None else jax.tree.map(lambda x: np.asarray(x[seed]), host)
+def ego_of(state: PairedState) -> Params:
+    """Where the ego's params are in a PAIRED state (`Method.ego`)."""
+    return state.ego.params
 
 
 # How `aht-bench train paired` shows a run (one step = one iteration, a chunk of updates): the
@@ -521,7 +498,21 @@ PRESETS: dict[str, dict[str, PairedConfig]] = {
 """preset name -> task id -> config."""
 
 
-def preset(name: str, task: str, **overrides: Any) -> PairedConfig:
-    """The `name` ("paper" or "quick") config of PAIRED on `task` (id or alias), with keyword
-    `overrides` of its fields (validated like any config)."""
-    return lookup_preset("PAIRED", PRESETS, name, task, **overrides)
+METHOD: Method[PairedConfig, PairedState] = Method(
+    name="PAIRED",
+    presets=PRESETS,
+    init=init,
+    step=step,
+    networks=networks,
+    population=population,
+    report=REPORT,
+    exhausted=("raise iterations= (and total_timesteps=) in the config for a longer run"),
+    ego=ego_of,
+)
+"""PAIRED as a `Method`: what `aht-bench train paired` drives."""
+init_seeds = METHOD.init_seeds
+iterate = METHOD.iterate
+run = METHOD.run
+train = METHOD.train
+ego_params = METHOD.ego_params
+preset = METHOD.preset

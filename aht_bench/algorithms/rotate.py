@@ -80,24 +80,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from aht_bench.algorithms import fixed_partner
-from aht_bench.algorithms.common import (
-    canonical_task_id,
-    check_choice,
-    check_hidden,
-    check_task_id,
-    lookup_preset,
-    require,
-    run_iterations,
-    stack_seeds,
-)
+from aht_bench.algorithms.api import Method, TaskConfig, buffer_population, fresh_params
+from aht_bench.algorithms.common import check_choice, check_hidden, check_task_id, require
 from aht_bench.algorithms.fixed_partner import FixedPartnerState
 from aht_bench.policies.core import Params
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
@@ -146,7 +136,7 @@ EGO_HEAD = 1
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class RotateConfig:
+class RotateConfig(TaskConfig):
     """A ROTATE run (paper Table rotate_hyperparams; "(T)" rows are `teammate_ppo`)."""
 
     task_id: str
@@ -262,11 +252,6 @@ class RotateConfig:
         if isinstance(objective, str):
             out["teammate_objective"] = LEGACY_OBJECTIVES.get(objective, objective)
         return out
-
-    @property
-    def canonical_task_id(self) -> str:
-        """The registered id that `task_id` names."""
-        return canonical_task_id(self.task_id)
 
     @property
     def rollouts_per_update(self) -> int:
@@ -493,11 +478,6 @@ def init(key: jax.Array, config: RotateConfig) -> RotateState:
     )
 
 
-def init_seeds(key: jax.Array, config: RotateConfig, num_seeds: int = 1) -> RotateState:
-    """`init` for seeds `split(key, num_seeds)`, stacked on a leading seed axis."""
-    return stack_seeds(init, key, config, num_seeds)
-
-
 # ------------------------------------------------------------------------------------- rollouts
 
 
@@ -718,93 +698,37 @@ def _with_fresh_critic(ego: Params, fresh: Params) -> Params:
     return {**ego, "params": inner}
 
 
-def iterate(state: RotateState, config: RotateConfig) -> tuple[RotateState, dict[str, np.ndarray]]:
-    """One iteration of Alg. OpenEndedFramework for every seed (leading seed axis): generate a
-    teammate against the current ego, add it to the buffer, update the ego.
+def step(
+    state: RotateState, config: RotateConfig, done: int
+) -> tuple[RotateState, dict[str, jax.Array]]:
+    """One iteration of Alg. OpenEndedFramework for every seed (leading seed axis), `done`
+    done before it: generate a teammate against the current ego, add it to the buffer, update
+    the ego (`METHOD.iterate` runs it).
 
-    Metrics (numpy, (num_seeds,)): `sp_return`, `xp_return`, `regret` (= SP - XP, the regret
+    Metrics ((num_seeds,)): `sp_return`, `xp_return`, `regret` (= SP - XP, the regret
     estimate), the other rollouts' returns (`sxp_return`, `xsp_return` or `mp_return`), the
     teammate's, BR's and ego's PPO diagnostics (`teammate_*`, `best_response_*`, `ego_*`),
-    `ego_return` (the ego with teammates from the buffer), `population_size`, `iteration` and
-    `env_steps` (cumulative). Returns and diagnostics are over the last quarter of a phase.
+    `ego_return` (the ego with teammates from the buffer); `iterate` adds `population_size`,
+    `iteration` and `env_steps` (cumulative). Returns and diagnostics are over the last
+    quarter of a phase.
     """
-    done = int(np.asarray(jax.device_get(state.iteration)).reshape(-1)[0])
-    if done >= config.iterations:
-        raise ValueError(
-            f"the run has done all {config.iterations} iterations; raise iterations= in the "
-            "config to go on (the buffer has one slot per iteration)"
-        )
     nets = networks(config)
     keys = jax.vmap(lambda k: jax.random.split(k, 6))(state.key)
-    # Fresh params are built one seed at a time outside the vmapped phases: a vmapped
-    # MLPActorCritic.init never returns on CPU (see training.rollout.init_params).
-    best_response_net = None if config.variant == "minimax" else nets.best_response
-    fresh = [
-        [None if net is None else init_params(net, k) for k in keys[:, i]]
-        for i, net in ((1, nets.teammate), (2, best_response_net), (3, nets.ego))
-    ]
-    teammate, best_response, fresh_ego = (
-        jax.tree.map(lambda *xs: jnp.stack(xs), *params) for params in fresh
-    )
+    teammate = fresh_params(nets.teammate, keys[:, 1])
+    best_response = None  # `minimax` trains no best response
+    if config.variant != "minimax":
+        best_response = fresh_params(nets.best_response, keys[:, 2])
+    fresh_ego = fresh_params(nets.ego, keys[:, 3])
     state = state._replace(key=keys[:, 0])
     state, tm_metrics = _teammate_phase_seeds(state, teammate, best_response, keys[:, 4], config)
     state, ego_metrics = _ego_phase_seeds(state, fresh_ego, keys[:, 5], config)
-    metrics = {k: np.asarray(v) for k, v in {**tm_metrics, **ego_metrics}.items()}
-    iteration = np.asarray(state.iteration)
-    metrics["iteration"] = iteration
-    metrics["population_size"] = np.asarray(state.buffer.count)
-    metrics["env_steps"] = iteration * config.env_steps_per_iteration
-    return state, metrics
-
-
-class RotateResult(NamedTuple):
-    """What `train`/`run` return."""
-
-    state: RotateState  # the final state, every leaf with a leading (num_seeds,) axis
-    metrics: dict[str, np.ndarray]  # name -> (num_seeds, iterations run)
-
-
-def run(
-    state: RotateState,
-    config: RotateConfig,
-    iterations: int | None = None,
-    on_iteration: Callable[[int, RotateState, dict[str, np.ndarray]], None] | None = None,
-) -> RotateResult:
-    """Run `iterations` (default: the rest of `config.iterations`) iterations from `state`.
-
-    `on_iteration(iteration_number, state, metrics)` is called after each (e.g. to checkpoint
-    `state`: continuing from it is bit-identical to not stopping).
-    """
-    return RotateResult(*run_iterations(iterate, state, config, iterations, on_iteration))
-
-
-def train(
-    key: jax.Array,
-    config: RotateConfig,
-    num_seeds: int = 1,
-    on_iteration: Callable[[int, RotateState, dict[str, np.ndarray]], None] | None = None,
-) -> RotateResult:
-    """A whole ROTATE run for `num_seeds` seeds at once (seed i from `split(key, num_seeds)[i]`)."""
-    return run(init_seeds(key, config, num_seeds), config, on_iteration=on_iteration)
+    return state, {**tm_metrics, **ego_metrics}
 
 
 def population(state: RotateState, config: RotateConfig, seed: int | None = 0) -> Population:
     """The generated teammates of one seed as a `Population` (host arrays), in generation order,
     ready for `aht_bench.policies.io.save_population`. `seed=None` for an unbatched state."""
-    host = jax.device_get(state.buffer)
-    if seed is not None:
-        host = jax.tree.map(lambda x: x[seed], host)
-    count = int(host.count)
-    if count == 0:
-        raise ValueError("the buffer is empty: run at least one iteration first")
-    members = jax.tree.map(lambda x: np.asarray(x[:count]), host.teammates)
-    return Population(networks(config).teammate, members)
-
-
-def ego_params(state: RotateState, seed: int | None = 0) -> Params:
-    """The ego agent's params of one seed (host arrays); the network is `networks(config).ego`."""
-    host = jax.device_get(state.ego)
-    return host if seed is None else jax.tree.map(lambda x: x[seed], host)
+    return buffer_population(state.buffer, "teammates", networks(config).teammate, seed, "buffer")
 
 
 REPORT = IterationReport(
@@ -1011,10 +935,20 @@ PRESETS: dict[str, dict[str, RotateConfig]] = {
 """preset name -> task id -> config."""
 
 
-def preset(name: str, task: str, **overrides: Any) -> RotateConfig:
-    """The `name` ("paper", "quick" or "sabotage") config of ROTATE on `task` (id or alias).
-
-    Keyword `overrides` replace fields (`variant="per_trajectory"`, `iterations=...`); the
-    result is validated like any config.
-    """
-    return lookup_preset("ROTATE", PRESETS, name, task, **overrides)
+METHOD: Method[RotateConfig, RotateState] = Method(
+    name="ROTATE",
+    presets=PRESETS,
+    init=init,
+    step=step,
+    networks=networks,
+    population=population,
+    report=REPORT,
+    exhausted="raise iterations= in the config to go on (the buffer has one slot per iteration)",
+)
+"""ROTATE as a `Method`: what `aht-bench train rotate` drives."""
+init_seeds = METHOD.init_seeds
+iterate = METHOD.iterate
+run = METHOD.run
+train = METHOD.train
+ego_params = METHOD.ego_params
+preset = METHOD.preset

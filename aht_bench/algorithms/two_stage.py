@@ -33,18 +33,18 @@ import numpy as np
 
 from aht_bench.algorithms import ego, fixed_partner
 from aht_bench.algorithms.fixed_partner import FixedPartnerState
-from aht_bench.algorithms.rotate import phase_summary
 from aht_bench.policies.core import Params
 from aht_bench.policies.population import Population
 from aht_bench.training.config import EgoConfig
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.partners import TeammatePool
 from aht_bench.training.rollout import reset_rollout
+from aht_bench.training.streams import phase_summary
 
 __all__ = [
     "chunk_sizes",
     "ego_chunk_seeds",
-    "ego_params",
+    "ego_of",
     "ego_start",
     "env_steps_of_chunks",
     "with_population",
@@ -110,10 +110,9 @@ def ego_chunk_seeds(
     return map_seeds(lambda s: _ego_chunk(s, config, num_updates), state)
 
 
-def ego_params(state: Any, seed: int | None = 0) -> Params:
-    """The ego's params of one seed of a two-stage state (host arrays)."""
-    host = jax.device_get(state.ego.learner.params)
-    return host if seed is None else jax.tree.map(lambda x: np.asarray(x[seed]), host)
+def ego_of(state: Any) -> Params:
+    """Where the ego's params are in a two-stage state (`Method.ego`)."""
+    return state.ego.learner.params
 
 
 def env_steps_of_chunks(config: EgoConfig, ego_iterations: int) -> np.ndarray:

@@ -2,8 +2,8 @@
 br, ego) or one whole outer-loop iteration (`IterationLoop`: ROTATE and the baselines), and the
 `Algorithm` entry that pairs a method module with its loop.
 
-May import jax, numpy, the standard library, aht_bench.policies, aht_bench.training and
-aht_bench.runs.
+May import jax, numpy, the standard library, aht_bench.policies, aht_bench.training,
+aht_bench.algorithms.api and aht_bench.runs.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from typing import Any, Protocol
 import jax
 import numpy as np
 
+from aht_bench.algorithms.api import Method
 from aht_bench.runs.curves import plot_curve, plot_iterations
 from aht_bench.runs.folder import CURVE_METRIC, RunDir
 from aht_bench.runs.spec import RunSpec, apply_overrides
 from aht_bench.training import presets
 from aht_bench.training.driver import init_seeds, iterate, updates_done
-from aht_bench.training.report import IterationReport
 
 PLOT_EVERY_S = 60.0  # redraw curve.png at a checkpoint at most this often (and at the end)
 # Metrics that may legitimately be NaN (no episode ended during that update's rollout).
@@ -166,13 +166,12 @@ class UpdateLoop:
 
 
 class IterationLoop:
-    """One step = one whole open-ended iteration, `module.iterate(state, config)`: ROTATE.
+    """One step = one whole open-ended iteration, `method.iterate(state, config)`: ROTATE and
+    the baselines, each an `aht_bench.algorithms.api.Method`.
 
-    The module provides `preset(name, task)`, `init_seeds(key, config, num_seeds)`,
-    `iterate(state, config) -> (state, metrics of (num_seeds,) arrays)`, `ego_params(state,
-    seed)`, `population(state, config, seed)` and `networks(config).ego`; its state has
-    `iteration`, `ego` and `buffer` (the generated teammates). The state is small (an ego and
-    a buffer of teammates), so every iteration is checkpointed and the curves redrawn.
+    The method's state has `iteration`, `ego` and `buffer` (what it generated). The state is
+    small (an ego and a buffer of teammates), so every iteration is checkpointed and the
+    curves redrawn.
     """
 
     unit = "iteration"
@@ -182,16 +181,17 @@ class IterationLoop:
     curve_metric = "ego_return"
     curve_label = "ego return with the population"
 
-    def __init__(self, report: IterationReport) -> None:
-        self.report = report  # the method's curves, progress metrics and divergence advice
-        self.progress_metrics = report.progress_metrics
-        self.diverged_fix = report.diverged_fix
+    def __init__(self, method: Method[Any, Any]) -> None:
+        self.method = method
+        self.report = method.report  # the curves, progress metrics and divergence advice
+        self.progress_metrics = method.report.progress_metrics
+        self.diverged_fix = method.report.diverged_fix
 
     def preset(self, algo: Algorithm, name: str, task_id: str) -> Any:
-        return algo.module.preset(name, task_id)
+        return self.method.preset(name, task_id)
 
     def init(self, algo: Algorithm, spec: RunSpec, config: Any, inputs: tuple[Any, ...]) -> Any:
-        return algo.module.init_seeds(jax.random.PRNGKey(spec.seed), config, spec.num_seeds)
+        return self.method.init_seeds(jax.random.PRNGKey(spec.seed), config, spec.num_seeds)
 
     def done(self, state: Any) -> int:
         return int(np.asarray(jax.device_get(state.iteration)).reshape(-1)[0])
@@ -216,7 +216,7 @@ class IterationLoop:
 
     def run(self, algo: Algorithm, state: Any, config: Any) -> Iterator[tuple[int, Any, Metrics]]:
         for done in range(self.done(state) + 1, config.iterations + 1):
-            state, metrics = algo.module.iterate(state, config)
+            state, metrics = self.method.iterate(state, config)
             yield done, state, {k: np.asarray(v)[:, None] for k, v in metrics.items()}
 
     def may_be_nan(self, metric: str) -> bool:
@@ -233,13 +233,13 @@ class IterationLoop:
     ) -> list[Path]:
         from aht_bench.policies import save_policy, save_population
 
-        ego_network = algo.module.networks(config).ego
+        ego_network = self.method.networks(config).ego
         paths = []
         for s in range(spec.num_seeds):
             ego, population = (folder / f"seed{s}-{k}.safetensors" for k in ("ego", "population"))
-            params = algo.module.ego_params(state, s)
+            params = self.method.ego_params(state, s)
             save_policy(ego, ego_network, params, _policy_card(self, spec, config, ego.stem, done))
-            members = algo.module.population(state, config, s)
+            members = self.method.population(state, config, s)
             save_population(
                 population, members, _policy_card(self, spec, config, population.stem, done)
             )

@@ -1,6 +1,6 @@
 """The methods `aht-bench train` can run, by name (`ALGORITHMS`, `get`), each with the loop that
 drives it: `UPDATES` (one PPO update per step: ippo, br, ego) or an `IterationLoop` over the
-method's `REPORT` (one outer-loop iteration per step: ROTATE and the baselines).
+method's `METHOD` (one outer-loop iteration per step: ROTATE and the baselines).
 
 May import aht_bench.algorithms and aht_bench.runs.
 """
@@ -14,14 +14,14 @@ from aht_bench.runs.loops import Algorithm, IterationLoop
 
 
 def _iterations(name: str, module: ModuleType) -> Algorithm:
-    """An iteration-based method: its loop shows the module's `REPORT`, its presets are the
-    module's `PRESETS`."""
+    """An iteration-based method: the module's `METHOD` (`aht_bench.algorithms.api.Method`),
+    driven one iteration per step."""
     return Algorithm(
         name,
         module,
         needs_teammates=False,
-        loop=IterationLoop(module.REPORT),
-        presets=tuple(module.PRESETS),
+        loop=IterationLoop(module.METHOD),
+        presets=tuple(module.METHOD.presets),
     )
 
 

@@ -1,0 +1,205 @@
+"""The method contract: what an iteration-based method (ROTATE and the paper's baselines) is,
+as data, and the open-ended loop (paper Alg. 1) written once over it.
+
+A method module declares its config type (a frozen dataclass with `TaskConfig`'s fields and
+properties), its presets, and one `Method`:
+
+    METHOD = Method(
+        name="ROTATE",
+        presets=PRESETS,                  # preset name -> task id -> config
+        init=init,                        # (key, config) -> the state of one seed
+        step=step,                        # (state, config, done) -> (state, metrics): iteration
+                                          #   done + 1 of every seed (leading seed axis)
+        networks=networks,                # config -> architectures, `.ego` among them
+        population=population,            # (state, config, seed) -> the published population
+        report=REPORT,                    # the curves and progress metrics of a run
+        exhausted="raise iterations= ...",  # how to go on once every iteration is done
+    )
+
+`Method.iterate` is one open-ended iteration for every seed: the check that the run has an
+iteration left, the method's `step`, and the metrics every method reports (`iteration`,
+`population_size` where the state has a buffer, cumulative `env_steps`), on host.
+`init_seeds`, `run`, `train`, `preset` and `ego_params` are the same for every method; the
+module binds them to its own names (`rotate.train = rotate.METHOD.train`). The run driver
+(`aht_bench.runs`, `aht-bench train`) drives a `Method` and nothing else of the module.
+
+May import jax, numpy, aht_bench.policies, aht_bench.training and aht_bench.algorithms only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, NamedTuple, TypeVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from aht_bench.algorithms.common import (
+    canonical_task_id,
+    iterations_done,
+    lookup_preset,
+    run_iterations,
+    stack_seeds,
+)
+from aht_bench.policies.core import Params
+from aht_bench.policies.population import Population
+from aht_bench.training.report import IterationReport
+from aht_bench.training.rollout import init_params
+
+C = TypeVar("C")
+S = TypeVar("S")
+Metrics = dict[str, np.ndarray]
+"""name -> (num_seeds,) host array: what one iteration reports."""
+
+
+class TaskConfig:
+    """What every iteration-based method's config shares besides its field `task_id` (each
+    config declares its own, with its own docstring) and its number of `iterations` (a field
+    or a property)."""
+
+    task_id: str
+
+    @property
+    def canonical_task_id(self) -> str:
+        """The registered id that `task_id` names."""
+        return canonical_task_id(self.task_id)
+
+    @property
+    def env_steps_per_iteration(self) -> int:
+        """Joint env steps of one iteration (a config whose iterations differ in size, a
+        two-stage method's, gives its largest)."""
+        raise NotImplementedError
+
+    def env_steps_after(self, done: int) -> int:
+        """Joint env steps per seed after `done` iterations (every iteration the same size
+        unless a config says otherwise)."""
+        return done * self.env_steps_per_iteration
+
+
+class Result(NamedTuple, Generic[S]):
+    """What `Method.train` and `Method.run` return."""
+
+    state: S
+    """The final state, every leaf with a leading (num_seeds,) axis."""
+    metrics: dict[str, np.ndarray]
+    """name -> (num_seeds, iterations run); NaN in iterations that do not report it (a
+    two-stage method's stages report different metrics)."""
+
+
+def seed_of(tree: Any, seed: int | None) -> Any:
+    """`tree` on host as numpy arrays, seed `seed` of its leading seed axis (`None`: an
+    unbatched tree, all of it)."""
+    host = jax.device_get(tree)
+    return jax.tree.map(lambda x: np.asarray(x if seed is None else x[seed]), host)
+
+
+def fresh_params(network: Any, keys: jax.Array) -> Params:
+    """`network`'s initial params for each key of `keys`, stacked on a leading seed axis.
+
+    Built one seed at a time outside jit: a vmapped `MLPActorCritic.init` never returns on CPU
+    (see `aht_bench.training.rollout.init_params`)."""
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *[init_params(network, k) for k in keys])
+
+
+def buffer_population(
+    buffer: Any, members: str, network: Any, seed: int | None, name: str = "population"
+) -> Population:
+    """The filled slots (`buffer.count` of them, oldest first) of `buffer.<members>` of one
+    seed as a `Population` of `network` (host arrays), ready for `save_population`; a
+    ValueError that names the buffer (`name`) if no slot is filled yet."""
+    host = jax.device_get(buffer)
+    if seed is not None:
+        host = jax.tree.map(lambda x: x[seed], host)
+    count = int(host.count)
+    if count == 0:
+        raise ValueError(f"the {name} is empty: run at least one iteration first")
+    filled = jax.tree.map(lambda x: np.asarray(x[:count]), getattr(host, members))
+    return Population(network, filled)
+
+
+def _ego_of(state: Any) -> Params:
+    return state.ego
+
+
+@dataclasses.dataclass(frozen=True)
+class Method(Generic[C, S]):
+    """An iteration-based training method (module docstring)."""
+
+    name: str
+    """The method's name in messages ("ROTATE")."""
+    presets: Mapping[str, Mapping[str, C]]
+    """preset name -> task id -> config."""
+    init: Callable[[jax.Array, C], S]
+    """A fresh state of one seed. The state has `iteration` (() int32, iterations done) and
+    `ego`."""
+    step: Callable[[S, C, int], tuple[S, Mapping[str, Any]]]
+    """Iteration `done + 1` of every seed (leading seed axis), given `done`, the iterations
+    done: the new state (its `iteration` advanced) and the method's own metrics, (num_seeds,)
+    arrays."""
+    networks: Callable[[C], Any]
+    """The architectures of a run; `.ego` is the ego agent's."""
+    population: Callable[[S, C, int | None], Population]
+    """The population the method publishes (generated teammates, or members), of one seed."""
+    report: IterationReport
+    """How `aht-bench train` shows a run."""
+    exhausted: str
+    """What to do once every iteration is done (appended to the error `iterate` raises)."""
+    ego: Callable[[S], Params] = _ego_of
+    """Where the ego's params are in a state (`state.ego` unless said otherwise)."""
+
+    def preset(self, name: str, task: str, **overrides: Any) -> C:
+        """The `name` config of the method on `task` (id or alias); keyword `overrides` replace
+        fields, and the result is validated like any config."""
+        return lookup_preset(self.name, self.presets, name, task, **overrides)
+
+    def init_seeds(self, key: jax.Array, config: C, num_seeds: int = 1) -> S:
+        """`init` for seeds `split(key, num_seeds)`, stacked on a leading seed axis."""
+        return stack_seeds(self.init, key, config, num_seeds)
+
+    def iterate(self, state: S, config: C) -> tuple[S, Metrics]:
+        """One open-ended iteration of every seed (Alg. 1's loop body): the method's `step`,
+        then `iteration`, `population_size` (where the state has a buffer with a count) and
+        `env_steps` (cumulative, per seed) added to its metrics, all on host."""
+        done = iterations_done(state)
+        total = int(config.iterations)  # type: ignore[attr-defined]
+        if done >= total:
+            raise ValueError(f"the run has done all {total} iterations; {self.exhausted}")
+        state, metrics = self.step(state, config, done)
+        out = {k: np.asarray(v) for k, v in jax.device_get(dict(metrics)).items()}
+        iteration = np.asarray(jax.device_get(state.iteration))  # type: ignore[attr-defined]
+        out["iteration"] = iteration
+        buffer = getattr(state, "buffer", None)
+        if "count" in getattr(buffer, "_fields", ()):
+            out["population_size"] = np.asarray(jax.device_get(buffer.count))  # type: ignore[union-attr]
+        env_steps = config.env_steps_after(done + 1)  # type: ignore[attr-defined]
+        out["env_steps"] = np.full_like(iteration, env_steps, dtype=np.int64)
+        return state, out
+
+    def run(
+        self,
+        state: S,
+        config: C,
+        iterations: int | None = None,
+        on_iteration: Callable[[int, S, Metrics], None] | None = None,
+    ) -> Result[S]:
+        """`iterations` (default: the rest of `config.iterations`) iterations from `state`, in
+        memory; `on_iteration(iteration number, state, metrics)` after each (continuing from
+        any state it saw is bit-identical to not stopping)."""
+        return Result(*run_iterations(self.iterate, state, config, iterations, on_iteration))
+
+    def train(
+        self,
+        key: jax.Array,
+        config: C,
+        num_seeds: int = 1,
+        on_iteration: Callable[[int, S, Metrics], None] | None = None,
+    ) -> Result[S]:
+        """A whole run for `num_seeds` seeds at once (seed i from `split(key, num_seeds)[i]`)."""
+        return self.run(self.init_seeds(key, config, num_seeds), config, on_iteration=on_iteration)
+
+    def ego_params(self, state: S, seed: int | None = 0) -> Params:
+        """The ego's params of one seed (host arrays; `seed=None` for an unbatched state); the
+        network is `networks(config).ego`."""
+        return seed_of(self.ego(state), seed)
