@@ -18,11 +18,13 @@ Errors print one message to stderr, without a traceback (`--debug` shows it wher
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
 import time
 import traceback
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -941,30 +943,79 @@ def evaluate(
     aht-bench evaluate my_agent.py --task all --out results/my_agent/
     aht-bench evaluate run/policies/final/seed{0,1,2}-ego.safetensors --task lbf
     """
-    from aht_bench.evaluation import record as rec
-    from aht_bench.evaluation.evaluate import (
-        SeedFilesError,
-        check_seed_files,
-        evaluate_agent_files,
+    paths, task_ids, versions, several, isolation = _evaluate_options(
+        agent, task, teammates, out, isolate, no_sandbox, in_process
     )
-    from aht_bench.evaluation.gym_runner import UnsupportedSeatingError
-    from aht_bench.evaluation.sets import TeammateSetError, TeammateSetIntegrityError, load_set
-    from aht_bench.policies.agent_file import AgentLoadError, AgentRuntimeError, check_agent_path
-    from aht_bench.policies.sandbox import SandboxUnavailableError
+    limits = {
+        "load_timeout": load_timeout,
+        "step_timeout": step_timeout,
+        "total_timeout": total_timeout,
+        "echo_output": agent_output,
+        "memory_limit": int(memory_limit * 1024**3),
+    }
+    for task_id in task_ids:
+        bar = _Progress(not no_progress, "playing")
+        with _evaluation_errors(bar, debug):
+            from aht_bench.evaluation import record as rec
+            from aht_bench.evaluation.evaluate import evaluate_agent_files
+            from aht_bench.evaluation.sets import load_set
+
+            eval_set = load_set(task_id, versions[task_id])
+            _announce(paths, task_id, eval_set, episodes, seed)
+            record = evaluate_agent_files(
+                paths,
+                eval_set,
+                num_episodes=episodes,
+                seed=seed,
+                isolate=isolate,
+                isolation=isolation,
+                limits=limits,
+                reps=reps,
+                progress=bar,
+                on_loaded=_on_loaded(paths, isolation, bar),
+            )
+            bar.close()
+            target = _result_paths(out, paths[0], task_id, several, len(paths))
+            rec.write_record(target, record)
+            if not no_plot:
+                from aht_bench.evaluation.plots import plot_result
+
+                plot_result(record, target.with_suffix(".png"))
+        _print_result(record)
+        plot = "" if no_plot else f" and {target.with_suffix('.png')}"
+        click.echo(
+            f"wrote {target}{plot} (payload sha256 {record['payload_sha256'][:16]}..., "
+            f"{record['meta']['wall_seconds']:.0f}s)"
+        )
+
+
+def _evaluate_options(
+    agent: tuple[Path, ...],
+    task: str,
+    teammates: str | None,
+    out: Path | None,
+    isolate: bool,
+    no_sandbox: bool,
+    in_process: bool,
+) -> tuple[list[Path], list[str], dict[str, str], bool, str]:
+    """`evaluate`'s options checked together: the agent files, the task ids, the teammate set
+    of each, whether there are several (`--task all`) and how the agent runs; a
+    `click.BadParameter` naming the option."""
+    from aht_bench.evaluation.evaluate import SeedFilesError, check_seed_files
+    from aht_bench.policies.agent_file import AgentLoadError, check_agent_path
 
     try:
         paths = [check_agent_path(a) for a in agent]
         check_seed_files(paths)
     except (AgentLoadError, SeedFilesError) as e:
         raise click.BadParameter(str(e), param_hint="AGENT") from None
-    path = paths[0]
     if task == "all" and len(paths) > 1:
         raise click.BadParameter(
             f"--task all takes one agent file, not {len(paths)}: the seeds of a trained agent "
             "are evaluated together on one task; pass --task T (once per task)",
             param_hint="--task",
         )
-    task_ids = _evaluation_tasks(task, teammates, path)
+    task_ids = _evaluation_tasks(task, teammates, paths[0])
     versions = {t: teammates or _newest_set(t) for t in task_ids}
     several = task == "all"
     if out is not None and not several and out.suffix.lower() != ".json":
@@ -981,99 +1032,88 @@ def evaluate(
             param_hint="--in-process",
         )
     isolation = "in-process" if in_process else "process" if no_sandbox else "sandbox"
-    limits = {
-        "load_timeout": load_timeout,
-        "step_timeout": step_timeout,
-        "total_timeout": total_timeout,
-        "echo_output": agent_output,
-        "memory_limit": int(memory_limit * 1024**3),
-    }
-    for task_id in task_ids:
-        bar = _Progress(not no_progress, "playing")
-        try:
-            eval_set = load_set(task_id, versions[task_id])
-            dev = " (DEVELOPMENT set, not a heldout set)" if eval_set.is_development else ""
-            who = path.name
-            if len(paths) > 1:
-                who = f"{len(paths)} seeds of one agent ({', '.join(p.name for p in paths)})"
-            click.echo(
-                f"\n{who} on {task_id}: {eval_set.teammates.size} teammate(s) of "
-                f"{eval_set.set_id}{dev}, {episodes} episodes x {len(eval_set.seatings)} "
-                f"seating(s) each, seed {seed}"
-            )
+    return paths, task_ids, versions, several, isolation
 
-            def loaded(index: int, kind: str, runner: str, bar: _Progress = bar) -> None:
-                how = {
-                    "jax": "jitted JAX path",
-                    "python": "step by step in this process",
-                    "python-isolated": "step by step in a separate process",
-                }[runner] + {
-                    "sandbox": " (agent code sandboxed)",
-                    "process": " (agent code in a separate process, NOT sandboxed)",
-                    "in-process": " (agent code in this process, NOT sandboxed)",
-                }[isolation]
-                jax_note = ", with a JAX policy" if runner == "jax" else ""
-                seed_note = f"seed {index}: " if len(paths) > 1 else ""
-                bar.close()  # a line between two seeds' progress, not inside the bar
-                click.echo(
-                    f"{seed_note}loaded {paths[index].name} ({kind}{jax_note}); running {how}"
-                )
 
-            record = evaluate_agent_files(
-                paths,
-                eval_set,
-                num_episodes=episodes,
-                seed=seed,
-                isolate=isolate,
-                isolation=isolation,
-                limits=limits,
-                reps=reps,
-                progress=bar,
-                on_loaded=loaded,
-            )
-            bar.close()
-            target = _result_paths(out, path, task_id, several, len(paths))
-            rec.write_record(target, record)
-            if not no_plot:
-                from aht_bench.evaluation.plots import plot_result
+def _announce(paths: list[Path], task_id: str, eval_set: Any, episodes: int, seed: int) -> None:
+    """The line `evaluate` prints before it plays a task."""
+    dev = " (DEVELOPMENT set, not a heldout set)" if eval_set.is_development else ""
+    who = paths[0].name
+    if len(paths) > 1:
+        who = f"{len(paths)} seeds of one agent ({', '.join(p.name for p in paths)})"
+    click.echo(
+        f"\n{who} on {task_id}: {eval_set.teammates.size} teammate(s) of "
+        f"{eval_set.set_id}{dev}, {episodes} episodes x {len(eval_set.seatings)} "
+        f"seating(s) each, seed {seed}"
+    )
 
-                plot_result(record, target.with_suffix(".png"))
-        except TeammateSetIntegrityError as e:
-            bar.close()
-            click.echo(f"error: teammate set integrity check failed: {e}", err=True)
-            raise click.exceptions.Exit(EXIT_TEAMMATE_INTEGRITY) from None
-        except (TeammateSetError, UnsupportedSeatingError) as e:
-            bar.close()
-            raise click.BadParameter(str(e), param_hint="--teammates") from None
-        except SeedFilesError as e:
-            bar.close()
-            raise click.BadParameter(str(e), param_hint="AGENT") from None
-        except AgentLoadError as e:
-            bar.close()
-            raise _agent_failed(e, EXIT_AGENT_LOAD, debug) from None
-        except AgentRuntimeError as e:
-            bar.close()
-            raise _agent_failed(e, EXIT_AGENT_RUNTIME, debug) from None
-        except SandboxUnavailableError as e:
-            bar.close()
-            click.echo(f"error: {e}", err=True)
-            raise click.exceptions.Exit(EXIT_USAGE) from None
-        except KeyboardInterrupt:
-            bar.close()
-            click.echo("interrupted; no result written for this task", err=True)
-            raise click.exceptions.Exit(EXIT_SIGINT) from None
-        except (click.exceptions.Exit, click.ClickException):
-            bar.close()
-            raise
-        except Exception as e:
-            bar.close()
-            raise _internal_error(e, debug) from None
-        _print_result(record)
-        plot = "" if no_plot else f" and {target.with_suffix('.png')}"
-        click.echo(
-            f"wrote {target}{plot} (payload sha256 {record['payload_sha256'][:16]}..., "
-            f"{record['meta']['wall_seconds']:.0f}s)"
-        )
+
+def _on_loaded(
+    paths: list[Path], isolation: str, bar: _Progress
+) -> Callable[[int, str, str], None]:
+    """What `evaluate` says once an agent file has loaded: which runner plays it, and how
+    its code is isolated."""
+
+    def loaded(index: int, kind: str, runner: str) -> None:
+        how = {
+            "jax": "jitted JAX path",
+            "python": "step by step in this process",
+            "python-isolated": "step by step in a separate process",
+        }[runner] + {
+            "sandbox": " (agent code sandboxed)",
+            "process": " (agent code in a separate process, NOT sandboxed)",
+            "in-process": " (agent code in this process, NOT sandboxed)",
+        }[isolation]
+        jax_note = ", with a JAX policy" if runner == "jax" else ""
+        seed_note = f"seed {index}: " if len(paths) > 1 else ""
+        bar.close()  # a line between two seeds' progress, not inside the bar
+        click.echo(f"{seed_note}loaded {paths[index].name} ({kind}{jax_note}); running {how}")
+
+    return loaded
+
+
+@contextlib.contextmanager
+def _evaluation_errors(bar: _Progress, debug: bool) -> Iterator[None]:
+    """Turn what can go wrong while one task is evaluated into `evaluate`'s messages and exit
+    codes, the progress bar closed first; nothing is written for that task."""
+    from aht_bench.evaluation.evaluate import SeedFilesError
+    from aht_bench.evaluation.gym_runner import UnsupportedSeatingError
+    from aht_bench.evaluation.sets import TeammateSetError, TeammateSetIntegrityError
+    from aht_bench.policies.agent_file import AgentLoadError, AgentRuntimeError
+    from aht_bench.policies.sandbox import SandboxUnavailableError
+
+    try:
+        yield
+    except TeammateSetIntegrityError as e:
+        bar.close()
+        click.echo(f"error: teammate set integrity check failed: {e}", err=True)
+        raise click.exceptions.Exit(EXIT_TEAMMATE_INTEGRITY) from None
+    except (TeammateSetError, UnsupportedSeatingError) as e:
+        bar.close()
+        raise click.BadParameter(str(e), param_hint="--teammates") from None
+    except SeedFilesError as e:
+        bar.close()
+        raise click.BadParameter(str(e), param_hint="AGENT") from None
+    except AgentLoadError as e:
+        bar.close()
+        raise _agent_failed(e, EXIT_AGENT_LOAD, debug) from None
+    except AgentRuntimeError as e:
+        bar.close()
+        raise _agent_failed(e, EXIT_AGENT_RUNTIME, debug) from None
+    except SandboxUnavailableError as e:
+        bar.close()
+        click.echo(f"error: {e}", err=True)
+        raise click.exceptions.Exit(EXIT_USAGE) from None
+    except KeyboardInterrupt:
+        bar.close()
+        click.echo("interrupted; no result written for this task", err=True)
+        raise click.exceptions.Exit(EXIT_SIGINT) from None
+    except (click.exceptions.Exit, click.ClickException):
+        bar.close()
+        raise
+    except Exception as e:
+        bar.close()
+        raise _internal_error(e, debug) from None
 
 
 @main.command()

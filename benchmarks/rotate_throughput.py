@@ -61,12 +61,12 @@ def measure(
     init_s = time.perf_counter() - start
 
     start = time.perf_counter()
-    teammate_phase = rotate._teammate_phase_seeds.lower(
+    teammate_phase = rotate.core._teammate_phase_seeds.lower(
         state, teammate, best_response, keys, config
     ).compile()
     compile_teammate_s = time.perf_counter() - start
     start = time.perf_counter()
-    ego_phase = rotate._ego_phase_seeds.lower(state, ego, keys, config).compile()
+    ego_phase = rotate.core._ego_phase_seeds.lower(state, ego, keys, config).compile()
     compile_ego_s = time.perf_counter() - start
 
     start = time.perf_counter()

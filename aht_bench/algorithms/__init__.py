@@ -1,5 +1,5 @@
-"""One module per method, each a set of pairings, stream weights and an outer loop over the PPO
-core in `aht_bench.training`:
+"""One module or package per method, each a set of pairings, stream weights and an outer loop
+over the PPO core in `aht_bench.training`:
 
 - `ippo`: independent PPO in self-play (heldout IPPO teammates, FCP pools);
 - `ego`: PPO for the recurrent ego agent against a teammate population;
@@ -12,14 +12,17 @@ core in `aht_bench.training`:
   mixed play, then the ego), `paired` (ego, teammate and best response in lockstep),
   `minimax` (ROTATE's loop with return-minimising teammates: `rotate`'s `minimax` variant),
   `cole` (a population grown by Shapley-value incompatibility; its best member is the ego);
-- `two_stage`: the ego stage that `fcp`, `brdiv` and `comedi` share; `common`: config
-  validation, preset lookup and seed stacking that every method module uses.
+- `api`: the method contract (`Method`, `TaskConfig`) and the open-ended loop's iteration
+  written once; `two_stage`: the ego stage that `fcp`, `brdiv` and `comedi` share; `common`:
+  config validation, preset lookup and seed stacking.
 
 `ippo`, `ego` and `br` expose `init(key, config, ...) -> state`, `update(state, config) ->
-(state, metrics)` (one PPO update, pure and jittable) and `train(key, config, ..., num_seeds)`;
-`rotate` and the baselines expose `init_seeds`, `iterate(state, config)` (one whole iteration),
-`train` and `REPORT` (the curves and progress metrics of a run, `training.report`). Long runs
-on disk (`aht-bench train`) are `aht_bench.runs`, which sits above this package: its
+(state, metrics)` (one PPO update, pure and jittable) and `train(key, config, ..., num_seeds)`.
+`rotate` and the baselines are each a `Method` (`METHOD`: presets, `init`, one iteration's
+`step`, `networks`, `population`, `REPORT`), a package of `config.py`, `core.py` and
+`presets.py` (`minimax`, ROTATE's variant, one module), and bind `init_seeds`, `iterate`,
+`run`, `train`, `ego_params` and `preset` from it (docs/write_your_own_method.md). Long runs on
+disk (`aht-bench train`) are `aht_bench.runs`, which sits above this package: its
 `registry.ALGORITHMS` names the methods it drives, and how.
 
 May import aht_bench.envs, aht_bench.policies and aht_bench.training only.

@@ -5,22 +5,23 @@ A method module declares its config type (a frozen dataclass with `TaskConfig`'s
 properties), its presets, and one `Method`:
 
     METHOD = Method(
-        name="ROTATE",
-        presets=PRESETS,                  # preset name -> task id -> config
-        init=init,                        # (key, config) -> the state of one seed
-        step=step,                        # (state, config, done) -> (state, metrics): iteration
-                                          #   done + 1 of every seed (leading seed axis)
-        networks=networks,                # config -> architectures, `.ego` among them
-        population=population,            # (state, config, seed) -> the published population
-        report=REPORT,                    # the curves and progress metrics of a run
-        exhausted="raise iterations= ...",  # how to go on once every iteration is done
+        "ROTATE",     # name, in messages
+        PRESETS,      # preset name -> task id -> config
+        init,         # (key, config) -> the state of one seed
+        step,         # (state, config, done) -> (state, metrics): iteration done + 1 of every
+                      #   seed (leading seed axis)
+        networks,     # config -> architectures, `.ego` among them
+        population,   # (state, config, seed) -> the population it publishes
+        REPORT,       # the curves and progress metrics of a run
+        "raise iterations= ...",  # how to go on once every iteration is done
     )
+    init_seeds, iterate, run, train, ego_params, preset = METHOD.bound()
 
 `Method.iterate` is one open-ended iteration for every seed: the check that the run has an
 iteration left, the method's `step`, and the metrics every method reports (`iteration`,
 `population_size` where the state has a buffer, cumulative `env_steps`), on host.
 `init_seeds`, `run`, `train`, `preset` and `ego_params` are the same for every method; the
-module binds them to its own names (`rotate.train = rotate.METHOD.train`). The run driver
+module binds them to its own names (`Method.bound`). The run driver
 (`aht_bench.runs`, `aht-bench train`) drives a `Method` and nothing else of the module.
 
 May import jax, numpy, aht_bench.policies, aht_bench.training and aht_bench.algorithms only.
@@ -38,13 +39,16 @@ import numpy as np
 
 from aht_bench.algorithms.common import (
     canonical_task_id,
+    check_task_id,
     iterations_done,
     lookup_preset,
+    require,
     run_iterations,
     stack_seeds,
 )
 from aht_bench.policies.core import Params
 from aht_bench.policies.population import Population
+from aht_bench.training.config import normalise_shaping
 from aht_bench.training.report import IterationReport
 from aht_bench.training.rollout import init_params
 
@@ -54,12 +58,24 @@ Metrics = dict[str, np.ndarray]
 """name -> (num_seeds,) host array: what one iteration reports."""
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class TaskConfig:
-    """What every iteration-based method's config shares besides its field `task_id` (each
-    config declares its own, with its own docstring) and its number of `iterations` (a field
-    or a property)."""
+    """The fields every iteration-based method's config shares, checked once; a config adds its
+    own fields and its number of `iterations` (a field or a property)."""
 
     task_id: str
+    """Registered task id or alias of a two-player task."""
+    shaped_reward_coef: float = 1.0
+    """Training reward is `base + shaped_reward_coef * shaped` for every learner."""
+    shaping: tuple[tuple[str, float], ...] = ()
+    """Overcooked only: shaped-reward coefficients that replace the paper's for every learner
+    (as `RunConfig.shaping`, e.g. (("counter_pickup", 0.0),)); () keeps the paper's."""
+
+    def __post_init__(self) -> None:
+        check_task_id(self.task_id)
+        object.__setattr__(self, "shaping", normalise_shaping(self.task_id, self.shaping))
+        coef = self.shaped_reward_coef
+        require(coef >= 0, "shaped_reward_coef", coef, "use a value >= 0")
 
     @property
     def canonical_task_id(self) -> str:
@@ -198,6 +214,20 @@ class Method(Generic[C, S]):
     ) -> Result[S]:
         """A whole run for `num_seeds` seeds at once (seed i from `split(key, num_seeds)[i]`)."""
         return self.run(self.init_seeds(key, config, num_seeds), config, on_iteration=on_iteration)
+
+    def bound(
+        self,
+    ) -> tuple[
+        Callable[..., S],
+        Callable[..., tuple[S, Metrics]],
+        Callable[..., Result[S]],
+        Callable[..., Result[S]],
+        Callable[..., Params],
+        Callable[..., C],
+    ]:
+        """`init_seeds`, `iterate`, `run`, `train`, `ego_params` and `preset`, for the method's
+        module to bind to those names (`rotate.train(key, config)`)."""
+        return self.init_seeds, self.iterate, self.run, self.train, self.ego_params, self.preset
 
     def ego_params(self, state: S, seed: int | None = 0) -> Params:
         """The ego's params of one seed (host arrays; `seed=None` for an unbatched state); the

@@ -69,32 +69,14 @@ from aht_bench.algorithms.api import Method, TaskConfig
 from aht_bench.algorithms.rotate import RotateState
 from aht_bench.policies.population import Population
 from aht_bench.training import presets
-from aht_bench.training.config import PPOConfig, normalise_shaping
+from aht_bench.training.config import PPOConfig
 from aht_bench.training.report import IterationReport
-
-__all__ = [
-    "METHOD",
-    "REPORT",
-    "PRESETS",
-    "MinimaxConfig",
-    "ego_params",
-    "init_seeds",
-    "iterate",
-    "networks",
-    "population",
-    "preset",
-    "run",
-    "step",
-    "train",
-]
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class MinimaxConfig(TaskConfig):
     """A Minimax Return run (paper Table minimax_hyperparams; "(T)" rows are the teammate's)."""
 
-    task_id: str
-    """Registered task id or alias of a two-player task."""
     iterations: int
     """Open-ended iterations, one teammate each (table: OEL Iterations)."""
     teammate_timesteps: int
@@ -115,19 +97,14 @@ class MinimaxConfig(TaskConfig):
     """GRU state size of the ego agent."""
     ego_seat: int = 0
     """The ego agent's seat; the teammate plays the other."""
-    shaped_reward_coef: float = 1.0
-    """Training reward is `base + shaped_reward_coef * shaped` for every learner."""
-    shaping: tuple[tuple[str, float], ...] = ()
-    """Overcooked only: shaped-reward coefficients that replace the paper's for every learner
-    (as `RunConfig.shaping`, e.g. (("counter_pickup", 0.0),)); () keeps the paper's."""
     reset_ego_critic: bool = True
     """Re-initialise the ego's critic head at each ego update (ROTATE's Alg. rotate_ego_update)."""
 
     def __post_init__(self) -> None:
+        super().__post_init__()  # task_id, shaping, shaped_reward_coef
         sizes = tuple(int(h) for h in self.teammate_hidden)
         object.__setattr__(self, "teammate_hidden", sizes)
         self.rotate_config  # noqa: B018  (validates every field, naming it)
-        object.__setattr__(self, "shaping", normalise_shaping(self.task_id, self.shaping))
 
     @property
     def rotate_config(self) -> rotate.RotateConfig:
@@ -272,20 +249,11 @@ PRESETS: dict[str, dict[str, MinimaxConfig]] = {
 """preset name -> task id -> config."""
 
 
+_EXHAUSTED = "raise iterations= in the config to go on (the buffer has one slot per iteration)"
+"""What to do once a run has done all its iterations."""
+
 METHOD: Method[MinimaxConfig, RotateState] = Method(
-    name="Minimax",
-    presets=PRESETS,
-    init=init,
-    step=step,
-    networks=networks,
-    population=population,
-    report=REPORT,
-    exhausted="raise iterations= in the config to go on (the buffer has one slot per iteration)",
+    "Minimax", PRESETS, init, step, networks, population, REPORT, _EXHAUSTED
 )
 """Minimax Return as a `Method`: what `aht-bench train minimax` drives."""
-init_seeds = METHOD.init_seeds
-iterate = METHOD.iterate
-run = METHOD.run
-train = METHOD.train
-ego_params = METHOD.ego_params
-preset = METHOD.preset
+init_seeds, iterate, run, train, ego_params, preset = METHOD.bound()

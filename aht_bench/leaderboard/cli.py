@@ -16,6 +16,7 @@ aht_bench.evaluation.record.
 from __future__ import annotations
 
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -308,53 +309,10 @@ def verify(
     """
     from aht_bench.leaderboard import board, entries
 
-    if sum(map(bool, (all_entries, entry, since))) > 1:
-        raise click.UsageError("pass ENTRY arguments, --all or --since, not two of them")
-    if since is not None:
-        try:
-            slugs = _changed_since(since)
-        except entries.EntryError as e:
-            raise click.BadParameter(str(e), param_hint="--since") from None
-        paths = [entries.entries_folder() / f"{slug}.json" for slug in slugs]
-        paths = [p for p in paths if p.is_file()]
-        click.echo(f"{len(paths)} entries added or changed since {since}")
-        if not paths:
-            return
-    elif all_entries:
-        paths = entries.entry_paths()
-        if not paths:
-            click.echo(f"no entries in {entries.entries_folder()}")
-    elif entry:
-        try:
-            paths = [entries.find_entry(e) for e in entry]
-        except entries.EntryError as e:
-            raise click.BadParameter(str(e), param_hint="ENTRY") from None
-    else:
-        raise click.UsageError("name an ENTRY to verify, or pass --all")
-
-    def checked(v: board.Verification) -> None:
-        click.echo(f"{v.path}:")
-        for line in v.report.passed:
-            click.echo(f"  ok: {line}")
-        for note in v.report.notes:
-            click.echo(f"  note: {note}")
-        for problem in v.report.problems:
-            click.echo(f"  error: {problem.message}", err=True)
-        if v.rerun_skipped:
-            click.echo(f"  {v.rerun_skipped}")
-        else:
-            sample = min(episodes, v.entry["payload"]["protocol"]["episodes"])
-            paths = entries.entry_agent_paths(v.entry)
-            what = (
-                paths[0]
-                if len(paths) == 1
-                else f"{len(paths)} seeds ({', '.join(map(str, paths))})"
-            )
-            click.echo(
-                f"  re-running {what} in a child process "
-                f"(`aht-bench evaluate`, {sample} episodes per teammate and seating)..."
-            )
-
+    paths = _entries_to_verify(entry, all_entries, since)
+    if paths is None:
+        return
+    checked = _on_checked(episodes)
     failed = 0
     for path in paths:
         try:
@@ -389,6 +347,62 @@ def verify(
             what + (f"; {len(problems)} problem(s) of the board" if problems else ""), err=True
         )
         raise click.exceptions.Exit(EXIT_FAILED)
+
+
+def _entries_to_verify(
+    entry: tuple[Path, ...], all_entries: bool, since: str | None
+) -> list[Path] | None:
+    """The entry files `verify` checks (None: --since found none, nothing to do)."""
+    from aht_bench.leaderboard import entries
+
+    if sum(map(bool, (all_entries, entry, since))) > 1:
+        raise click.UsageError("pass ENTRY arguments, --all or --since, not two of them")
+    if since is not None:
+        try:
+            slugs = _changed_since(since)
+        except entries.EntryError as e:
+            raise click.BadParameter(str(e), param_hint="--since") from None
+        paths = [entries.entries_folder() / f"{slug}.json" for slug in slugs]
+        paths = [p for p in paths if p.is_file()]
+        click.echo(f"{len(paths)} entries added or changed since {since}")
+        return paths or None
+    if all_entries:
+        paths = entries.entry_paths()
+        if not paths:
+            click.echo(f"no entries in {entries.entries_folder()}")
+        return paths
+    if entry:
+        try:
+            return [entries.find_entry(e) for e in entry]
+        except entries.EntryError as e:
+            raise click.BadParameter(str(e), param_hint="ENTRY") from None
+    raise click.UsageError("name an ENTRY to verify, or pass --all")
+
+
+def _on_checked(episodes: int) -> Callable[[Any], None]:
+    """What `verify` prints once an entry's checks are done, before its re-run."""
+    from aht_bench.leaderboard import entries
+
+    def checked(v: Any) -> None:
+        click.echo(f"{v.path}:")
+        for line in v.report.passed:
+            click.echo(f"  ok: {line}")
+        for note in v.report.notes:
+            click.echo(f"  note: {note}")
+        for problem in v.report.problems:
+            click.echo(f"  error: {problem.message}", err=True)
+        if v.rerun_skipped:
+            click.echo(f"  {v.rerun_skipped}")
+            return
+        sample = min(episodes, v.entry["payload"]["protocol"]["episodes"])
+        paths = entries.entry_agent_paths(v.entry)
+        what = paths[0] if len(paths) == 1 else f"{len(paths)} seeds ({', '.join(map(str, paths))})"
+        click.echo(
+            f"  re-running {what} in a child process "
+            f"(`aht-bench evaluate`, {sample} episodes per teammate and seating)..."
+        )
+
+    return checked
 
 
 def _changed_since(rev: str) -> list[str]:

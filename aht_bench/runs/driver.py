@@ -135,6 +135,124 @@ def check_teammates(algo: Algorithm, spec: RunSpec) -> None:
         raise ValueError(f"{algo.name} takes no teammates: it trains with partners of its own")
 
 
+class _Saver:
+    """Checkpoints of one run: when one is due, writing it (and the pointer to it), pruning
+    old ones and redrawing the curves at most every `loop.plot_every_s`."""
+
+    def __init__(
+        self, run: RunDir, loop: Loop, config: Any, title: str, done: int, every: int | None
+    ) -> None:
+        self.run, self.loop, self.config, self.title = run, loop, config, title
+        self.every_updates = every
+        self.last_saved = done
+        self.last_time = time.perf_counter()
+        self.last_plot = -math.inf
+
+    def due(self, done: int, now: float, every_s: float) -> bool:
+        """Whether step `done` is checkpointed (besides a signal and the end)."""
+        every = self.every_updates
+        return (
+            self.loop.checkpoint_every_step
+            or (every is not None and done - self.last_saved >= every)
+            or now - self.last_time >= every_s
+        )
+
+    def save(self, state: Any, step: int, train_s: float) -> None:
+        unit, run = self.loop.unit, self.run
+        path = run.checkpoint_file(step, unit)
+        meta = {unit: step, "env_steps": self.loop.env_steps_done(self.config, step)}
+        checkpoint.save_state(path, state, meta | {"train_s": train_s})
+        _write_json(run.pointer, {"file": path.name, unit: step})
+        for old in sorted(run.checkpoints.glob(f"{unit}-*.safetensors"))[:-KEEP_CHECKPOINTS]:
+            old.unlink(missing_ok=True)
+            checkpoint.card_path(old).unlink(missing_ok=True)
+        if time.perf_counter() - self.last_plot >= self.loop.plot_every_s:
+            self.loop.plot(run, self.title)
+            self.last_plot = time.perf_counter()
+        self.last_saved, self.last_time = step, time.perf_counter()
+
+
+def _prepare(
+    algo: Algorithm, spec: RunSpec, run: RunDir, resume: bool
+) -> tuple[Any, tuple[Any, ...]]:
+    """The run's config and the inputs of its `init` (a teammate pool, for br and ego); the
+    folder started, or checked against `spec` when resuming."""
+    check_teammates(algo, spec)
+    config = algo.config(spec)
+    inputs: tuple[Any, ...] = ()
+    records: list[dict[str, Any]] = []
+    if algo.needs_teammates:
+        teammates, records = resolve_teammates(config.canonical_task_id, spec.teammates)
+        inputs = (teammate_pool(teammates),)
+    if resume:
+        _check_resume(run, spec, records)
+    else:
+        _start_folder(run, spec, config, records, algo.loop.plan(config))
+    return config, inputs
+
+
+def _restore(
+    run: RunDir, state: Any, unit: str, resume: bool, log: Callable[[str], None]
+) -> tuple[Any, float]:
+    """`state` continued from the run's latest checkpoint when resuming, and the training
+    seconds it had taken."""
+    latest = run.latest_checkpoint() if resume else None
+    if latest is not None:
+        state, meta = checkpoint.load_state(latest, state)
+        log(f"resuming {run.root} from {unit} {meta[unit]} ({latest.name})")
+        return state, float(meta["train_s"])
+    if resume:
+        log(f"{run.root} has no checkpoint yet: starting from {unit} 0")
+    return state, 0.0
+
+
+def _append_metrics(
+    run: RunDir, loop: Loop, config: Any, host: Metrics, first: int, train_s: float
+) -> None:
+    """One metrics line per step of a call (`host`: (num_seeds, steps_per_call) arrays, the
+    first step `first`), synced to disk."""
+    unit = loop.unit
+    with run.metrics.open("a") as f:
+        for j in range(loop.steps_per_call(config)):
+            row: dict[str, Any] = {
+                unit: first + j,
+                "env_steps": loop.env_steps_done(config, first + j),
+                "time_s": round(train_s, 3),
+            }
+            row |= {
+                k: [_json_value(v) for v in host[k][:, j]] for k in sorted(host) if k not in row
+            }
+            f.write(json.dumps(row) + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _progress_bar(loop: Loop, total: int, done: int, progress: bool) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total,
+        initial=done,
+        unit=loop.bar_unit,
+        disable=not progress,
+        file=sys.stderr,
+        dynamic_ncols=True,
+        mininterval=0.1 if sys.stderr.isatty() else 30.0,
+    )
+
+
+def _show(bar: Any, loop: Loop, host: Metrics, steps: int) -> None:
+    """Advance the progress bar by `steps`, with the loop's progress metrics (seed means)."""
+    latest = {
+        label: host[metric][:, -1]
+        for label, metric in loop.progress_metrics
+        if metric in host and np.isfinite(host[metric][:, -1]).any()
+    }
+    if latest:
+        bar.set_postfix({k: f"{np.nanmean(v):.3g}" for k, v in latest.items()}, refresh=False)
+    bar.update(steps)
+
+
 def train(
     algo: Algorithm,
     spec: RunSpec,
@@ -153,125 +271,47 @@ def train(
     seconds have passed since the last one (whichever comes first; after every step where the
     loop says so, as ROTATE's does), on SIGINT/SIGTERM, and at the end.
     """
-    check_teammates(algo, spec)
     loop, run = algo.loop, RunDir(Path(out))
     unit = loop.unit
-    config = algo.config(spec)
-    inputs: tuple[Any, ...] = ()
-    records: list[dict[str, Any]] = []
-    if algo.needs_teammates:
-        teammates, records = resolve_teammates(config.canonical_task_id, spec.teammates)
-        inputs = (teammate_pool(teammates),)
-    if resume:
-        _check_resume(run, spec, records)
-    else:
-        _start_folder(run, spec, config, records, loop.plan(config))
-
+    config, inputs = _prepare(algo, spec, run, resume)
     start = time.perf_counter()
-    state = loop.init(algo, spec, config, inputs)
-    train_s = 0.0
-    latest = run.latest_checkpoint() if resume else None
-    if latest is not None:
-        state, meta = checkpoint.load_state(latest, state)
-        train_s = float(meta["train_s"])
-        log(f"resuming {run.root} from {unit} {meta[unit]} ({latest.name})")
-    elif resume:
-        log(f"{run.root} has no checkpoint yet: starting from {unit} 0")
+    state, train_s = _restore(run, loop.init(algo, spec, config, inputs), unit, resume, log)
     done = loop.done(state)
     total, per_call = loop.total(config), loop.steps_per_call(config)
     _truncate_metrics(run.metrics, unit, done)
-    log(
-        f"{spec.algorithm} on {config.canonical_task_id} ({spec.preset}): {total} {unit}s, "
-        f"{loop.env_steps_done(config, total):,} env steps per seed x {spec.num_seeds} "
-        f"seed(s); init {time.perf_counter() - start:.1f}s"
-    )
-
     title = f"{spec.algorithm} on {config.canonical_task_id} ({spec.preset})"
-    last_saved = done
-    last_save_time = time.perf_counter()
-    last_plot_time = -math.inf
-
-    def save(state: Any, step: int) -> None:
-        nonlocal last_saved, last_save_time, last_plot_time
-        path = run.checkpoint_file(step, unit)
-        meta = {unit: step, "env_steps": loop.env_steps_done(config, step), "train_s": train_s}
-        checkpoint.save_state(path, state, meta)
-        _write_json(run.pointer, {"file": path.name, unit: step})
-        for old in sorted(run.checkpoints.glob(f"{unit}-*.safetensors"))[:-KEEP_CHECKPOINTS]:
-            old.unlink(missing_ok=True)
-            checkpoint.card_path(old).unlink(missing_ok=True)
-        if time.perf_counter() - last_plot_time >= loop.plot_every_s:
-            loop.plot(run, title)
-            last_plot_time = time.perf_counter()
-        last_saved, last_save_time = step, time.perf_counter()
-
-    from tqdm import tqdm
-
-    bar = tqdm(
-        total=total,
-        initial=done,
-        unit=loop.bar_unit,
-        disable=not progress,
-        file=sys.stderr,
-        dynamic_ncols=True,
-        mininterval=0.1 if sys.stderr.isatty() else 30.0,
+    log(
+        f"{title}: {total} {unit}s, {loop.env_steps_done(config, total):,} env steps per seed "
+        f"x {spec.num_seeds} seed(s); init {time.perf_counter() - start:.1f}s"
     )
-    signals = _Signals(unit)
+    saver = _Saver(run, loop, config, title, done, checkpoint_every_updates)
+    signals, bar = _Signals(unit), _progress_bar(loop, total, done, progress)
     with signals.installed(), bar:
         call_start = loop_start = time.perf_counter()
         for done, new_state, host in loop.run(algo, state, config):
-            state = new_state
-            first = done - per_call + 1
+            state, first = new_state, done - per_call + 1
             _check_finite(host, loop.checked_params(algo, state), first, loop)
             now = time.perf_counter()
             if call_start == loop_start:
-                with tqdm.external_write_mode(file=sys.stderr):  # the bar is redrawn after
+                with bar.external_write_mode(file=sys.stderr):  # the bar is redrawn after
                     log(f"first call (compile + {per_call} {unit}(s)): {now - call_start:.1f}s")
             train_s += now - call_start
             call_start = now
-            with run.metrics.open("a") as f:
-                for j in range(per_call):
-                    row: dict[str, Any] = {
-                        unit: first + j,
-                        "env_steps": loop.env_steps_done(config, first + j),
-                        "time_s": round(train_s, 3),
-                    }
-                    row |= {
-                        k: [_json_value(v) for v in host[k][:, j]]
-                        for k in sorted(host)
-                        if k not in row
-                    }
-                    f.write(json.dumps(row) + "\n")
-                f.flush()
-                os.fsync(f.fileno())
+            _append_metrics(run, loop, config, host, first, train_s)
             if loop.keeps_policies(config, done):
-                folder = run.policies / f"{unit}-{done:06d}"
-                loop.save_policies(folder, algo, spec, config, state, done)
-            latest_values = {
-                label: host[metric][:, -1]
-                for label, metric in loop.progress_metrics
-                if metric in host and np.isfinite(host[metric][:, -1]).any()
-            }
-            if latest_values:
-                postfix = {k: f"{np.nanmean(v):.3g}" for k, v in latest_values.items()}
-                bar.set_postfix(postfix, refresh=False)
-            bar.update(per_call)
-            due = (
-                loop.checkpoint_every_step
-                or (
-                    checkpoint_every_updates is not None
-                    and done - last_saved >= checkpoint_every_updates
+                loop.save_policies(
+                    run.policies / f"{unit}-{done:06d}", algo, spec, config, state, done
                 )
-                or now - last_save_time >= checkpoint_every_s
-            )
+            _show(bar, loop, host, per_call)
+            due = saver.due(done, now, checkpoint_every_s)
             if signals.received is not None:
-                save(state, done)
+                saver.save(state, done, train_s)
                 loop.plot(run, title)
                 raise TrainingInterrupted(signals.received, done, run.root, unit)
             if due and done < total:
-                save(state, done)
-    if last_saved != done:
-        save(state, done)
+                saver.save(state, done, train_s)
+    if saver.last_saved != done:
+        saver.save(state, done, train_s)
     loop.plot(run, title)
     policies = loop.save_policies(run.policies / "final", algo, spec, config, state, done)
     return RunOutcome(

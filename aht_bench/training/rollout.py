@@ -319,6 +319,100 @@ def _truncated_values(
     return jnp.where(truncated[..., None], scattered, 0.0)
 
 
+class _Draws(NamedTuple):
+    """The randomness of one rollout, drawn before its scan (`rollout`)."""
+
+    noise: tuple[jax.Array, ...]  # per role: Gumbel noise (T, E, A) of a learner's samples, or
+    #   one key per step and env (T, E) for a fixed policy's `act`
+    pool: _StartPool  # start states of the episodes that begin during the rollout
+    env_keys: jax.Array  # (T, E) keys of `env.step`
+    reset_keys: jax.Array  # (T, E) keys for start states past the end of the pool, (T, 0) if
+    #   it holds enough
+
+
+def _draw(
+    env: AutoReset, pairing: Pairing, key: jax.Array, num_steps: int, num_envs: int
+) -> _Draws:
+    keys = jax.random.split(key, pairing.num_roles + 1)
+    noise = []
+    for r in range(pairing.num_roles):
+        if r in pairing.learners:  # Gumbel noise (T, E, A) for argmax sampling
+            num_actions = env.num_actions
+            noise.append(jax.random.gumbel(keys[r], (num_steps, num_envs, num_actions)))
+        else:  # one key per step and env for `act`
+            noise.append(jax.random.split(keys[r], (num_steps, num_envs)))
+    key_pool, key_steps, key_resets = jax.random.split(keys[-1], 3)
+    pool = _StartPool.draw(env, key_pool, num_steps, num_envs)
+    env_keys = jax.random.split(key_steps, (num_steps, num_envs))
+    reset_keys = jax.random.split(key_resets, (num_steps, 0 if pool.enough else num_envs))
+    return _Draws(tuple(noise), pool, env_keys, reset_keys)
+
+
+def _act(
+    pairing: Pairing,
+    params: tuple[Params, ...],
+    carry: RolloutState,
+    role_noise: tuple[jax.Array, ...],
+) -> tuple[list[jax.Array], list[Carry], list[Carry], list[jax.Array | None]]:
+    """Every role's actions at one step of every env: (actions, carries before and after,
+    log-probs of the learners' actions (None for a fixed policy)), one entry per role."""
+    actions, before, after, log_probs = [], [], [], []
+    for r, policy in enumerate(pairing.policies):
+        role_carry = reset_carry_where(policy, carry.starts, carry.carries[r])
+        obs = carry.obs[:, pairing.seats[r]]
+        if r in pairing.learners:
+            a, next_carry, log_prob = _learner_act(
+                policy, params[r], role_carry, obs, role_noise[r]
+            )
+        else:
+            act = jax.vmap(policy.act, in_axes=(None, 0, 0, 0))
+            a, next_carry, _ = act(params[r], role_carry, obs, role_noise[r])
+            log_prob = None
+        actions.append(a)
+        before.append(role_carry)
+        after.append(next_carry)
+        log_probs.append(log_prob)
+    return actions, before, after, log_probs
+
+
+def _learner_data(
+    policy: Any,
+    params: Params,
+    record: tuple[Any, ...],
+    last: tuple[Carry, jax.Array],
+    ended: tuple[jax.Array, jax.Array],
+    max_truncations: int | None,
+    initial_carry: Carry,
+) -> LearnerData:
+    """A learner's `LearnerData` from what the scan recorded of it (obs, actions, log-probs,
+    rewards, final obs, carries before and after, time-major), `last` (its carry and obs
+    after the rollout) and `ended` (terminated, truncated (T, E)): values computed in batches."""
+    obs, actions, log_probs, rewards, final_obs, before, after = record
+    terminated, truncated = ended
+    values = _values(policy, params, before, obs)
+    last_values = _values(policy, params, *last)
+    if max_truncations is None:
+        final_values = _values(policy, params, after, final_obs)
+    else:
+        # Where no episode ended, final_obs_t is o_{t+1} (and the carry the same), so only
+        # the truncated steps need a network call of their own.
+        following = jnp.concatenate([values[1:], last_values[None]])
+        truncated_values = _truncated_values(
+            policy, params, after, final_obs, truncated, max_truncations
+        )
+        final_values = jnp.where(truncated[..., None], truncated_values, following)
+    return LearnerData(
+        obs=obs,
+        actions=actions,
+        log_probs=log_probs,
+        values=values,
+        final_values=jnp.where(terminated[..., None], 0.0, final_values),
+        last_values=last_values,
+        rewards=rewards,
+        initial_carry=initial_carry,
+    )
+
+
 def rollout(
     env: AutoReset,
     pairing: Pairing,
@@ -339,57 +433,30 @@ def rollout(
 
     Three things keep the scan body small, which is what sets the speed on CPU: all randomness
     (env keys, fixed policies' keys, Gumbel noise for the learners' samples) is drawn before
-    the scan in a few large calls, since every PRNG call inside it costs a loop of its own;
-    the start states of the episodes that begin during the rollout are drawn before it too
-    (`_StartPool`), instead of one per env and step as `AutoReset.step` draws them; and
+    the scan in a few large calls (`_draw`), since every PRNG call inside it costs a loop of
+    its own; the start states of the episodes that begin during the rollout are drawn before
+    it too (`_StartPool`), instead of one per env and step as `AutoReset.step` draws them; and
     learners only act inside it, their values being computed after it as batches of `T * E`
     (the value of a step's final observation is the next step's value unless the episode
-    ended, so only truncated steps need one of their own: `_truncated_values`).
+    ended, so only truncated steps need one of their own: `_learner_data`).
     """
     num_envs = state.obs.shape[0]
     seats = pairing.seats
     if len(params) != pairing.num_roles:
         raise ValueError(f"got {len(params)} params for {pairing.num_roles} roles")
     learner_carries = tuple(state.carries[r] for r in pairing.learners)
-    keys = jax.random.split(key, pairing.num_roles + 1)
-    noise = []
-    for r in range(pairing.num_roles):
-        if r in pairing.learners:  # Gumbel noise (T, E, A) for argmax sampling
-            num_actions = env.num_actions
-            noise.append(jax.random.gumbel(keys[r], (num_steps, num_envs, num_actions)))
-        else:  # one key per step and env for `act`
-            noise.append(jax.random.split(keys[r], (num_steps, num_envs)))
-    key_pool, key_steps, key_resets = jax.random.split(keys[-1], 3)
-    pool = _StartPool.draw(env, key_pool, num_steps, num_envs)
-    env_keys = jax.random.split(key_steps, (num_steps, num_envs))
-    # keys for start states past the end of the pool (none are needed when it holds enough)
-    reset_keys = jax.random.split(key_resets, (num_steps, 0 if pool.enough else num_envs))
+    draws = _draw(env, pairing, key, num_steps, num_envs)
+    coef = pairing.shaped_reward_coef if shaped_reward_coef is None else shaped_reward_coef
 
     def _env_step(loop: tuple[RolloutState, jax.Array], step_inputs: tuple[Any, ...]):
         carry, used = loop  # used: () int32, pool states used so far
         *role_noise, step_env_keys, step_reset_keys = step_inputs
-        actions, before, after, log_probs = [], [], [], []
-        for r, policy in enumerate(pairing.policies):
-            role_carry = reset_carry_where(policy, carry.starts, carry.carries[r])
-            obs = carry.obs[:, seats[r]]
-            if r in pairing.learners:
-                a, next_carry, log_prob = _learner_act(
-                    policy, params[r], role_carry, obs, role_noise[r]
-                )
-            else:
-                act = jax.vmap(policy.act, in_axes=(None, 0, 0, 0))
-                a, next_carry, _ = act(params[r], role_carry, obs, role_noise[r])
-                log_prob = None
-            actions.append(a)
-            before.append(role_carry)
-            after.append(next_carry)
-            log_probs.append(log_prob)
+        actions, before, after, log_probs = _act(pairing, params, carry, tuple(role_noise))
         joint = jnp.stack([actions[r] for r in pairing.role_of_seat], axis=1)
         # env.step, with the start states of the episodes that end drawn from the pool
         env_state, ts = jax.vmap(env.env.step)(step_env_keys, carry.env_state, joint)
-        starts, used = pool.take(env, ts.done, used, step_reset_keys)
+        starts, used = draws.pool.take(env, ts.done, used, step_reset_keys)
         env_state, ts = jax.vmap(env.restart_where_done)(env_state, ts, starts)
-        coef = pairing.shaped_reward_coef if shaped_reward_coef is None else shaped_reward_coef
         reward = ts.reward + coef * ts.shaped_reward
         records = tuple(
             (
@@ -410,39 +477,19 @@ def rollout(
 
     used = jnp.zeros((), jnp.int32)
     (state, _), (records, shared, states) = jax.lax.scan(
-        _env_step, (state, used), (*noise, env_keys, reset_keys)
+        _env_step, (state, used), (*draws.noise, draws.env_keys, draws.reset_keys)
     )
     starts, terminated, truncated, episode_return, time = shared
     max_truncations = _max_truncations(env, num_steps)
     learners = []
     for i, r in enumerate(pairing.learners):
         policy = pairing.policies[r]
-        obs, actions, log_probs, rewards, final_obs, before, after = records[i]
-        last_carry = reset_carry_where(policy, state.starts, state.carries[r])
-        values = _values(policy, params[r], before, obs)
-        last_values = _values(policy, params[r], last_carry, state.obs[:, seats[r]])
-        if max_truncations is None:
-            final_values = _values(policy, params[r], after, final_obs)
-        else:
-            # Where no episode ended, final_obs_t is o_{t+1} (and the carry the same), so only
-            # the truncated steps need a network call of their own.
-            following = jnp.concatenate([values[1:], last_values[None]])
-            truncated_values = _truncated_values(
-                policy, params[r], after, final_obs, truncated, max_truncations
-            )
-            final_values = jnp.where(truncated[..., None], truncated_values, following)
-        learners.append(
-            LearnerData(
-                obs=obs,
-                actions=actions,
-                log_probs=log_probs,
-                values=values,
-                final_values=jnp.where(terminated[..., None], 0.0, final_values),
-                last_values=last_values,
-                rewards=rewards,
-                initial_carry=learner_carries[i],
-            )
+        last = (reset_carry_where(policy, state.starts, state.carries[r]), state.obs[:, seats[r]])
+        ended = (terminated, truncated)
+        data = _learner_data(
+            policy, params[r], records[i], last, ended, max_truncations, learner_carries[i]
         )
+        learners.append(data)
     return state, Trajectory(
         learners=tuple(learners),
         starts=starts,

@@ -162,8 +162,8 @@ def test_streams_and_loss_by_hand():
     trajectories = jax.tree.map(
         lambda *xs: jnp.stack(xs), *[jax.tree.map(lambda *y: jnp.stack(y), *row) for row in pairs]
     )
-    confederates = brdiv._side_streams(trajectories, brdiv.CONFEDERATE, config)
-    best_responses = brdiv._side_streams(trajectories, brdiv.BEST_RESPONSE, config)
+    confederates = brdiv.core._side_streams(trajectories, brdiv.CONFEDERATE, config)
+    best_responses = brdiv.core._side_streams(trajectories, brdiv.BEST_RESPONSE, config)
     sp, xp = _learner(confederates, 0)  # confederate 0: pairs (0, 0), (0, 1)
     np.testing.assert_array_equal(np.asarray(sp.weights)[:, 0], [2.0, 2.0])
     np.testing.assert_array_equal(np.asarray(xp.weights)[:, 0], [0.5, 0.5])

@@ -136,7 +136,7 @@ def test_ego_is_the_member_with_the_highest_mean_cross_play():
 
 def test_member_trains_in_both_seats_with_the_standard_loss():
     config = _config()
-    pairings = cole._pairings(config)
+    pairings = cole.core._pairings(config)
     assert (pairings.seat0.seats, pairings.seat1.seats) == ((0, 1), (1, 0))
     assert pairings.seat0.learners == pairings.seat1.learners == (0,)
     assert pairings.cross.learners == ()

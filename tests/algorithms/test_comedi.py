@@ -28,6 +28,7 @@ from aht_bench.policies import load_policy, load_population
 from aht_bench.policies.population import Population
 from aht_bench.runs import get
 from aht_bench.training import LearnerData, PPOConfig, Trajectory
+from aht_bench.training.partners import MixedPartner
 from aht_bench.training.ppo import ppo_loss
 from aht_bench.training.rollout import make_env, reset_rollout, rollout
 
@@ -206,7 +207,7 @@ def test_xp_rollout_plays_earlier_teammate_env_mod_count_and_finds_comp():
     # slots: teammate 0 plays A, teammate 1 plays B, slot 2 (not filled) plays C
     earlier = Population.stack(nets.teammate, [_always(nets.teammate, a) for a in range(3)])
     learner = _always(nets.teammate, 1)  # the new teammate plays B
-    env, pairing = make_env(TASK), comedi._pairings(config).xp
+    env, pairing = make_env(TASK), comedi.core._pairings(config).xp
     start = reset_rollout(env, pairing, jax.random.PRNGKey(1), 6)
     params = ((earlier, jnp.int32(2)), learner)
     _, xp = rollout(env, pairing, params, start, jax.random.PRNGKey(2), 3)
@@ -219,7 +220,7 @@ def test_xp_rollout_plays_earlier_teammate_env_mod_count_and_finds_comp():
 def test_mixed_partner_plays_comp_or_br_with_probability_one_half():
     config = _config()
     nets = comedi.networks(config)
-    mixed = comedi.MixedPartner(nets.teammate, nets.best_response)
+    mixed = MixedPartner(nets.teammate, nets.best_response)
     comp, br = _always(nets.teammate, 0), _always(nets.best_response, 2)
     obs = jnp.zeros((nets.teammate.obs_dim,))
     keys = jax.random.split(jax.random.PRNGKey(0), 4000)

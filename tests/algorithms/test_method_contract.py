@@ -2,8 +2,9 @@
 parametrised over all of them (issue 31, step 5):
 
 - the module exposes what its loop drives (update methods: `init`, `update`, `learner_params`,
-  `network`, their presets in `training.presets`; iteration methods: `init_seeds`, `iterate`,
-  `ego_params`, `population`, `networks`, `REPORT`, `preset` and `PRESETS`);
+  `network`, their presets in `training.presets`; iteration methods: a `METHOD`
+  (`aht_bench.algorithms.api.Method`) that the run driver drives, and `init_seeds`, `iterate`,
+  `ego_params`, `population`, `networks`, `REPORT`, `preset` and `PRESETS` bound from it);
 - every preset it lists resolves on LBF and on an Overcooked v2 task (ROTATE's `sabotage` on the
   sabotage game), and its smoke-run overrides (`aht_bench.runs.smoke`) validate;
 - a bad value and an unknown field are refused with the field named;
@@ -23,6 +24,7 @@ import numpy as np
 import pytest
 
 from aht_bench import runs
+from aht_bench.algorithms.api import Method, TaskConfig
 from aht_bench.runs import smoke
 
 METHODS = sorted(runs.ALGORITHMS)
@@ -57,8 +59,14 @@ def test_the_module_exposes_what_its_loop_drives(method):
     missing = [name for name in api if not hasattr(module, name)]
     assert not missing, f"{module.__name__} lacks {missing}"
     if algo.loop is not runs.UPDATES:
-        assert isinstance(algo.loop, runs.IterationLoop) and algo.loop.report is module.REPORT
+        # the run driver drives the module's Method, and the module's names are the Method's
+        assert isinstance(module.METHOD, Method) and isinstance(module.METHOD.presets, dict)
+        assert isinstance(algo.loop, runs.IterationLoop) and algo.loop.method is module.METHOD
+        assert algo.loop.report is module.REPORT is module.METHOD.report
         assert tuple(module.PRESETS) == algo.presets
+        assert isinstance(module.METHOD.preset("quick", "lbf"), TaskConfig)
+        for name in ("init_seeds", "iterate", "run", "train", "ego_params", "preset"):
+            assert getattr(module, name) == getattr(module.METHOD, name), name
 
 
 @pytest.mark.parametrize("method", METHODS)

@@ -2,10 +2,11 @@
 methods' `quick` presets on coord_ring, forced_coord and counter_circuit pay nothing for pickups
 off a counter (benchmarks/results/hard_layout_quick_shaping.md has why)."""
 
+import sys
+
 import jax
 import pytest
 
-from aht_bench import algorithms
 from aht_bench.algorithms import brdiv, cole, comedi, fcp, minimax, paired, rotate
 from aht_bench.training import presets
 from aht_bench.training.rollout import make_env as real_make_env
@@ -65,18 +66,16 @@ def test_a_methods_shaping_reaches_every_env_it_makes(method, monkeypatch):
         calls.append((task_id, tuple(shaping)))
         return real_make_env(task_id, shaping)
 
-    for name in dir(algorithms):
-        module = getattr(algorithms, name)
+    # every module of the method layer (a method package's submodules included)
+    layer = [m for n, m in sys.modules.items() if n.startswith("aht_bench.algorithms.")]
+    for module in layer:
         if hasattr(module, "make_env"):
             monkeypatch.setattr(module, "make_env", spy)
     module = METHODS[method]
     config = module.preset("quick", "forced_coord")
-    for fn in vars(module).values():  # the networks of a run are cached per config
+    for fn in (f for m in layer for f in vars(m).values()):  # networks are cached per config
         if hasattr(fn, "cache_clear"):
             fn.cache_clear()
-    if method == "minimax":
-        rotate.networks.cache_clear()
-        rotate._pairings.cache_clear()
     module.init_seeds(jax.random.PRNGKey(0), config, num_seeds=1)
     assert calls, "init_seeds made no env: the spy is not where the method makes its envs"
     assert all(shaping == CP0 for _, shaping in calls), calls

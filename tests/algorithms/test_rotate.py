@@ -18,6 +18,7 @@ from aht_bench.experiments import sabotage_analysis
 from aht_bench.policies import MLPActorCritic, RecurrentEgo
 from aht_bench.runs import RunSpec, apply_overrides
 from aht_bench.training import PPOConfig
+from aht_bench.training.buffer import TeammateBuffer
 from aht_bench.training.ppo import ppo_loss
 from aht_bench.training.streams import loss_streams
 
@@ -207,7 +208,7 @@ def test_networks_and_buffer_layout():
     state = jax.eval_shape(lambda k: rotate.init(k, config), jax.random.PRNGKey(0))
     leaves = jax.tree.leaves(state.buffer.teammates) + jax.tree.leaves(state.buffer.best_responses)
     assert all(x.shape[0] == config.iterations for x in leaves)
-    one, two = (rotate.TeammateBuffer(None, None, jnp.int32(n)) for n in (1, 2))
+    one, two = (TeammateBuffer(None, None, jnp.int32(n)) for n in (1, 2))
     np.testing.assert_array_equal(rotate.buffer_weights(one, config), [1.0, 0.0])
     np.testing.assert_array_equal(rotate.buffer_weights(two, config), [1.0, 1.0])
     no_buffer = dataclasses.replace(config, variant="no_buffer")

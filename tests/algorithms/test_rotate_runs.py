@@ -303,8 +303,11 @@ def _toy(poison: str, at: int) -> types.SimpleNamespace:
         }
         return _ToyState(ego, state.buffer, step), {k: np.asarray(v) for k, v in metrics.items()}
 
-    return types.SimpleNamespace(
-        preset=lambda name, task: _ToyConfig(task), init_seeds=init_seeds, iterate=iterate
+    return types.SimpleNamespace(  # what IterationLoop uses of a Method
+        preset=lambda name, task: _ToyConfig(task),
+        init_seeds=init_seeds,
+        iterate=iterate,
+        report=rotate.REPORT,
     )
 
 
@@ -321,7 +324,7 @@ def test_non_finite_ego_stops_the_run_naming_the_iteration(poison, message, tmp_
         "toy",
         toy,
         needs_teammates=False,
-        loop=runs.IterationLoop(rotate.REPORT),
+        loop=runs.IterationLoop(toy),
         presets=("quick",),
     )
     out = tmp_path / "toy"
@@ -342,7 +345,7 @@ def test_sigterm_stops_after_the_current_iteration_with_a_checkpoint(tmp_path):
         "toy",
         toy,
         needs_teammates=False,
-        loop=runs.IterationLoop(rotate.REPORT),
+        loop=runs.IterationLoop(toy),
         presets=("quick",),
     )
     out = tmp_path / "toy"

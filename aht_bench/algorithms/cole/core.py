@@ -1,79 +1,12 @@
-"""COLE, Cooperative Open-ended LEarning (Li et al. 2023; paper App. "Baselines Overview",
-Table cole_hyperparams) over the shared PPO core.
+"""The training of COLE (`aht_bench.algorithms.cole`, whose docstring describes it): networks,
+state, phases and one iteration of every seed.
 
-COLE grows a population one member per iteration. Each new member is a fresh `MLPActorCritic`
-(one value head) trained by PPO to maximise its return with partners drawn, one per episode,
-from the current population, with a distribution that favours the members that are hardest to
-coordinate with (cooperative incompatibility, from Shapley values of the population's cross-play
-game) plus a UCB exploration bonus. After training, the new member plays every member
-(itself included) to extend the cross-play matrix, then joins the population. The final ego
-agent is the member with the highest mean cross-play return with the rest of the population.
-
-One iteration (`iterate`), for every seed:
-
-1. **Partner distribution** (host, numpy; the definitions below). Iteration 0 has no
-   population: the first member trains with a copy of itself (self-play, as COLE starts).
-2. **Training** (one jitted call, seeds vmapped, all PPO updates in one `lax.scan`): each update
-   runs two rollouts of `num_envs` envs x `rollout_length` steps, the learner in seat 0 and a
-   `SampledTeammate` over the population (weights = the distribution; zero for empty slots) in
-   seat 1, then the same with the seats swapped, so the member can partner in either seat.
-   The two are two streams (`LossTerm("seat0"/"seat1", 1, unweighted, +1, head 0)`) of one
-   `ppo_update`. In self-play the pool's slot 0 holds the learner's current params, refreshed
-   every update (the partner is the learner as it is now; only the learner-side transitions
-   train, so self-play uses the same compiled update as every later iteration). Fresh params,
-   a fresh Adam state and fresh envs per member.
-3. **Cross-play**: the new member k plays each member j <= k for `eval_envs` episodes from p0
-   in each seat order (one `horizon`-step rollout per order, the first episode of every env
-   counted; a host loop over the 2(k + 1) rollouts, one compiled function); `M[k, j] = M[j, k]`
-   = the mean base return over both orders (`M[k, k]`: its self-play return). The ego
-   (`state.ego`) becomes the member with the highest mean cross-play return
-   (`mean_cross_play`).
-
-Definitions (our reading: the paper names the ingredients, Shapley-value cooperative
-incompatibility, UCB-style sampling with alpha and c_UCT, but not the formulas; COLE's
-"graphic Shapley value" of Li et al. is a Shapley value of the cross-play graph, which is what
-these make exact):
-
-- Cross-play game over the n members generated so far: payoff matrix `M` (n, n) as above;
-  coalition value `v(C) = (1 / |C|^2) sum_{i in C} sum_{j in C} M[i, j]` (the mean return of
-  partners drawn from C, self-play included), `v({}) = 0`.
-- Shapley values, exact by enumeration of the 2^n coalitions (`shapley_values`; n <= 20):
-  `phi_i = sum_{S subset N \\ {i}} |S|! (n - |S| - 1)! / n! * (v(S + {i}) - v(S))`;
-  `sum_i phi_i = v(N)`. A low `phi_i` means member i lowers the population's mean cross-play:
-  it is incompatible with the others.
-- Incompatibility `u_i = (max phi - phi_i) / (max phi - min phi)` in [0, 1] (1 for the least
-  compatible; all 1 when the phi are equal).
-- Priority (alpha): `q_i = exp(alpha * u_i) / sum_j exp(alpha * u_j)`, a softmax with alpha as
-  inverse temperature: alpha = 0 is uniform, larger alpha puts more weight on incompatible
-  members (the least compatible gets e^alpha times the weight of the most compatible).
-- UCB bonus (c_UCT): `b_i = c_UCT * sqrt(ln(1 + N) / (1 + n_i))`, `n_i` the times member i was
-  sampled, counted as the probability mass it got in past iterations (`partner_counts`: after
-  an iteration with distribution p, `n_i += p_i`; members start at 0), `N = sum_i n_i`
-  (ln(1 + N) so that the first draws, N = 0, give no bonus rather than ln 0).
-- Partner distribution `p_i = (q_i + b_i) / sum_j (q_j + b_j)` (`partner_distribution`).
-- Final ego: `argmax_i (1 / (n - 1)) sum_{j != i} M[i, j]` (self-play excluded; `M[0, 0]` for a
-  population of one), the first on ties (`mean_cross_play`).
-
-Other choices the paper leaves open: the population size is the number of iterations (the
-table's Population Size; 20 x 1.8e7 = 360M steps on LBF, the paper's budget); Timesteps Per
-Iteration counts the training rollouts of both seats (whole updates); the cross-play rollouts
-come on top (counted in `env_steps`, `env_steps_after`); Num Envs is per rollout; members
-after the first train against the population only (the paper's description; no self-play term
-mixed in); rollout length 128 (LBF) / 400 (Overcooked) and `eval_envs` = 64 are ours; members
-train on the shaped reward, cross-play uses the base return.
-
-    config = cole.preset("quick", "lbf")
-    result = cole.train(jax.random.PRNGKey(0), config, num_seeds=1)
-    result.metrics["ego_return"]                      # (num_seeds, population_size)
-    save_population("pop.safetensors", cole.population(result.state, config, seed=0))
-
-May import jax, numpy, aht_bench.envs, aht_bench.policies, aht_bench.training and
+May import jax, numpy, optax, aht_bench.envs, aht_bench.policies, aht_bench.training and
 aht_bench.algorithms only.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 from typing import Any, NamedTuple
@@ -83,17 +16,14 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from aht_bench.algorithms.api import Method, TaskConfig, buffer_population, fresh_params
-from aht_bench.algorithms.common import (
-    check_task_id,
-    require,
+from aht_bench.algorithms.api import buffer_population, fresh_params
+from aht_bench.algorithms.cole.config import (
+    MAX_POPULATION,
+    ColeConfig,
 )
-from aht_bench.algorithms.rotate import LossTerm, loss_streams, phase_summary
 from aht_bench.policies.core import Params
 from aht_bench.policies.networks import MLPActorCritic
 from aht_bench.policies.population import Population
-from aht_bench.training import presets
-from aht_bench.training.config import PPOConfig, normalise_shaping
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.partners import SampledTeammate, TeammatePool
 from aht_bench.training.ppo import LearnerState, make_optimizer, ppo_update
@@ -107,121 +37,7 @@ from aht_bench.training.rollout import (
     reset_rollout,
     rollout,
 )
-
-MAX_POPULATION = 21
-"""Shapley values enumerate the 2^(n-1) coalitions of the earlier members: n <= 21."""
-
-
-# --------------------------------------------------------------------------------------- config
-
-
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class ColeConfig(TaskConfig):
-    """A COLE run (paper Table cole_hyperparams)."""
-
-    task_id: str
-    """Registered task id or alias of a two-player task."""
-    population_size: int
-    """Members generated, one per iteration (tables: Population Size)."""
-    timesteps_per_iteration: int
-    """Training joint env steps per member, both seats' rollouts counted (tables: Timesteps Per
-    Iteration); the cross-play rollouts come on top."""
-    num_envs: int
-    """Parallel envs of each of an update's two rollouts (tables: Num Envs)."""
-    rollout_length: int
-    """Env steps per env and rollout between two PPO updates (not in the paper's tables)."""
-    ppo: PPOConfig
-    """PPO hyperparameters of every member (tables: LR, Epochs, Minibatches, Ent-Coef, Eps-Clip,
-    Anneal LR)."""
-    alpha: float
-    """Inverse temperature of the incompatibility softmax; 0 = uniform (tables: alpha)."""
-    c_uct: float
-    """Weight of the UCB exploration bonus (tables: c_UCT)."""
-    eval_envs: int = 64
-    """Episodes per seat order for each cross-play entry (not in the paper's tables)."""
-    hidden: tuple[int, ...] = (64, 64)
-    """Hidden layer sizes of every member's actor and critic MLPs."""
-    shaped_reward_coef: float = 1.0
-    """Training reward is `base + shaped_reward_coef * shaped`; cross-play uses the base return."""
-    shaping: tuple[tuple[str, float], ...] = ()
-    """Overcooked only: shaped-reward coefficients that replace the paper's for every learner
-    (as `RunConfig.shaping`, e.g. (("counter_pickup", 0.0),)); () keeps the paper's."""
-
-    def __post_init__(self) -> None:
-        check_task_id(self.task_id)
-        object.__setattr__(self, "shaping", normalise_shaping(self.task_id, self.shaping))
-        hidden = tuple(int(h) for h in self.hidden)
-        object.__setattr__(self, "hidden", hidden)
-        require(len(hidden) >= 1 and min(hidden) >= 1, "hidden", hidden, "give sizes >= 1")
-        require(
-            1 <= self.population_size <= MAX_POPULATION,
-            "population_size",
-            self.population_size,
-            f"use 1..{MAX_POPULATION} (exact Shapley values enumerate all coalitions of the "
-            "earlier members)",
-        )
-        require(self.num_envs >= 1, "num_envs", self.num_envs, "use at least 1")
-        require(self.rollout_length >= 1, "rollout_length", self.rollout_length, "use >= 1")
-        require(self.eval_envs >= 1, "eval_envs", self.eval_envs, "use at least 1")
-        for name in ("alpha", "c_uct", "shaped_reward_coef"):
-            value = getattr(self, name)
-            require(value >= 0, name, value, "use a value >= 0")
-        require(
-            self.timesteps_per_iteration >= self.batch_size,
-            "timesteps_per_iteration",
-            self.timesteps_per_iteration,
-            f"one update takes 2 rollouts (one per seat) x num_envs x rollout_length = "
-            f"{self.batch_size} timesteps",
-        )
-        transitions = self.num_envs * self.rollout_length
-        require(
-            transitions % self.ppo.num_minibatches == 0,
-            "ppo.num_minibatches",
-            self.ppo.num_minibatches,
-            f"it must divide the {transitions} transitions (num_envs x rollout_length) of "
-            "each seat's stream",
-        )
-
-    @property
-    def iterations(self) -> int:
-        """Iterations of the run: one member each."""
-        return self.population_size
-
-    @property
-    def batch_size(self) -> int:
-        """Joint env steps of one training update: two rollouts (one per seat)."""
-        return 2 * self.num_envs * self.rollout_length
-
-    @property
-    def updates_per_iteration(self) -> int:
-        """PPO updates of each member."""
-        return self.timesteps_per_iteration // self.batch_size
-
-    @property
-    def train_steps_per_iteration(self) -> int:
-        """Training joint env steps per iteration (whole updates only)."""
-        return self.updates_per_iteration * self.batch_size
-
-    @property
-    def eval_length(self) -> int:
-        """Steps of a cross-play rollout: the task's horizon (one whole episode per env)."""
-        return int(make_env(self.task_id, self.shaping).horizon)
-
-    def eval_steps(self, iteration: int) -> int:
-        """Cross-play joint env steps of iteration `iteration` (0-based): member `iteration`
-        plays members 0..iteration, two seat orders each."""
-        return (iteration + 1) * 2 * self.eval_envs * self.eval_length
-
-    def env_steps_after(self, done: int) -> int:
-        """Joint env steps per seed after `done` iterations, training and cross-play."""
-        return done * self.train_steps_per_iteration + sum(self.eval_steps(i) for i in range(done))
-
-    @property
-    def env_steps_per_iteration(self) -> int:
-        """Mean joint env steps per iteration (they grow with the population: see
-        `env_steps_after`)."""
-        return self.env_steps_after(self.iterations) // self.iterations
-
+from aht_bench.training.streams import LossTerm, loss_streams, phase_summary
 
 # ------------------------------------------------------------------- incompatibility (host)
 
@@ -645,111 +461,3 @@ REPORT = IterationReport(
     diverged_fix="Lower ppo.learning_rate",
 )
 """How `aht_bench.runs.train` drives COLE: one member per iteration."""
-
-
-# -------------------------------------------------------------------------------------- presets
-
-PAPER_TASKS = presets.PAPER_TASKS
-
-# Table cole_hyperparams, per task: (timesteps per iteration, population size, num envs, lr,
-# epochs, minibatches, ent-coef, eps-clip, anneal lr, alpha, c_UCT). The table bolds only the
-# values it searched (LBF, CR, CoR); the others are its single values.
-_PAPER_ROWS = presets.with_v2(
-    {
-        "lbf-v1": (1.8e7, 20, 64, 1e-3, 15, 8, 0.05, 0.05, False, 1.5, 0.4),
-        "overcooked-cramped_room-v1": (1.85e7, 13, 64, 1e-3, 15, 8, 0.05, 0.05, False, 0.1, 0.1),
-        "overcooked-asymm_advantages-v1": (1.85e7, 13, 64, 1e-3, 15, 8, 0.01, 0.3, False, 0.1, 0.3),
-        "overcooked-counter_circuit-v1": (3.38e7, 13, 64, 1e-3, 15, 8, 0.01, 0.01, False, 0.1, 0.3),
-        "overcooked-coord_ring-v1": (3.38e7, 13, 64, 1e-3, 15, 8, 0.01, 0.1, False, 0.1, 0.3),
-        "overcooked-forced_coord-v1": (3.38e7, 13, 64, 1e-3, 15, 8, 0.01, 0.05, False, 0.1, 0.3),
-    }
-)
-
-
-def _paper(task_id: str) -> ColeConfig:
-    steps, size, envs, lr, epochs, minibatches, ent, clip, anneal, alpha, c_uct = _PAPER_ROWS[
-        task_id
-    ]
-    # not in the table: rollout length (presets' 128 on LBF, one 400-step episode on
-    # Overcooked), eval_envs 64, MLP 64-64, gamma/GAE lambda/value and gradient clips as in
-    # every preset (aht_bench.training.presets)
-    return ColeConfig(
-        task_id=task_id,
-        population_size=size,
-        timesteps_per_iteration=int(steps),
-        num_envs=envs,
-        rollout_length=128 if task_id.startswith("lbf") else 400,
-        ppo=PPOConfig(
-            learning_rate=lr,
-            anneal_lr=anneal,
-            num_epochs=epochs,
-            num_minibatches=minibatches,
-            clip_eps=clip,
-            ent_coef=ent,
-        ),
-        alpha=alpha,
-        c_uct=c_uct,
-        eval_envs=64,
-    )
-
-
-# quick: two CPU cores; see docs/baselines/cole.md for the measured run times and returns.
-_QUICK_PPO = presets.QUICK_PPO
-# task -> (population size, training timesteps per iteration): 128 (LBF) and 48 (Overcooked)
-# updates of 2 x 64 x 128 steps per member. A first LBF member reached self-play return 0.42 in
-# 2M steps, a first cramped_room member 57 in 1M (docs/baselines/cole.md).
-_QUICK_BUDGET = presets.with_v2(
-    {
-        "lbf-v1": (4, 2_097_152),
-        "overcooked-cramped_room-v1": (4, 786_432),
-        "overcooked-asymm_advantages-v1": (4, 786_432),
-        "overcooked-counter_circuit-v1": (4, 786_432),
-        "overcooked-coord_ring-v1": (4, 786_432),
-        "overcooked-forced_coord-v1": (4, 786_432),
-    }
-)
-
-
-def _quick(task_id: str) -> ColeConfig:
-    size, steps = _QUICK_BUDGET[task_id]
-    alpha, c_uct = _PAPER_ROWS[task_id][9:]
-    return ColeConfig(
-        task_id=task_id,
-        population_size=size,
-        timesteps_per_iteration=steps,
-        num_envs=64,
-        rollout_length=128,
-        ppo=_QUICK_PPO,
-        alpha=alpha,
-        c_uct=c_uct,
-        eval_envs=32,
-        shaping=presets.quick_method_shaping(task_id),
-    )
-
-
-PRESETS: dict[str, dict[str, ColeConfig]] = {
-    "paper": {t: _paper(t) for t in PAPER_TASKS},
-    "quick": {t: _quick(t) for t in PAPER_TASKS},
-}
-"""preset name -> task id -> config."""
-
-
-METHOD: Method[ColeConfig, ColeState] = Method(
-    name="COLE",
-    presets=PRESETS,
-    init=init,
-    step=step,
-    networks=networks,
-    population=population,
-    report=REPORT,
-    exhausted=(
-        "raise population_size= in the config to go on (the population has one slot per iteration)"
-    ),
-)
-"""COLE as a `Method`: what `aht-bench train cole` drives."""
-init_seeds = METHOD.init_seeds
-iterate = METHOD.iterate
-run = METHOD.run
-train = METHOD.train
-ego_params = METHOD.ego_params
-preset = METHOD.preset

@@ -1,0 +1,139 @@
+"""The presets of CoMeDi (`aht_bench.algorithms.comedi`): the paper's tables and the quick budgets.
+
+May import jax, numpy, optax, aht_bench.envs, aht_bench.policies, aht_bench.training and
+aht_bench.algorithms only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from aht_bench.algorithms.comedi.config import (
+    ROLLOUTS_PER_UPDATE,
+    CoMeDiConfig,
+)
+from aht_bench.training import presets
+from aht_bench.training.config import EgoConfig, PPOConfig
+from aht_bench.training.report import IterationReport
+
+# -------------------------------------------------------------------------------------- presets
+
+PAPER_TASKS = presets.PAPER_TASKS
+
+# Table comedi-tg-hyperparams, selected (bold) values per task:
+# (timesteps per iteration, lr, ent, clip, alpha, beta); for every task: population size 10,
+# 48 envs, 15 epochs, 8 minibatches, anneal false.
+_PAPER_ROWS = presets.with_v2(
+    {
+        "lbf-v1": (3.3e7, 5e-4, 0.03, 0.3, 0.6, 1.0),
+        "overcooked-cramped_room-v1": (2.1e7, 5e-4, 0.005, 0.3, 0.4, 0.7),
+        "overcooked-asymm_advantages-v1": (2.1e7, 5e-5, 0.1, 0.1, 0.4, 0.4),
+        "overcooked-counter_circuit-v1": (3.8e7, 1e-3, 0.03, 0.5, 0.1, 0.1),
+        "overcooked-coord_ring-v1": (3.8e7, 1e-3, 0.005, 0.3, 0.7, 0.4),
+        "overcooked-forced_coord-v1": (3.8e7, 5e-4, 0.01, 0.5, 0.3, 0.4),
+    }
+)
+_PAPER_EGO_ITERATIONS = 10  # not the paper's: checkpoints of the ego stage (one per 10%)
+
+
+def _from_ego_preset(ego: EgoConfig) -> dict[str, Any]:
+    return {
+        "ego_timesteps": ego.total_timesteps,
+        "ego_num_envs": ego.num_envs,
+        "ego_ppo": ego.ppo,
+        "ego_hidden": ego.hidden,
+    }
+
+
+def _paper(task_id: str) -> CoMeDiConfig:
+    steps, lr, ent, clip, alpha, beta = _PAPER_ROWS[task_id]
+    ego = presets.get("ego", "paper", task_id)
+    assert isinstance(ego, EgoConfig)
+    return CoMeDiConfig(
+        task_id=task_id,
+        population_size=10,
+        teammate_timesteps=int(steps),
+        num_envs=48,
+        rollout_length=ego.rollout_length,  # 128 on LBF, 400 on Overcooked (presets.py)
+        teammate_ppo=PPOConfig(
+            learning_rate=lr,
+            anneal_lr=False,
+            num_epochs=15,
+            num_minibatches=8,
+            clip_eps=clip,
+            ent_coef=ent,
+        ),
+        xp_coef=alpha,
+        mp_coef=beta,
+        ego_iterations=_PAPER_EGO_ITERATIONS,
+        **_from_ego_preset(ego),
+    )
+
+
+# quick: two CPU cores, minutes per seed (docs/baselines/comedi.md has the measured runs). Not
+# the paper's settings: 3 teammates, 32 envs x 128 steps, 4 epochs x 4 minibatches, lr 1e-3
+# constant (the paper's CoMeDi does not anneal), clip 0.2, ent 0.01, the paper's alpha and beta;
+# the ego is the `ego` quick preset's PPO on a smaller budget. With 64 envs, 64 updates per
+# teammate and lr annealed, LBF teammates barely learned (SP return 0.05); 32 envs and 128
+# updates on the same env steps gave 0.20 and 0.27 (docs/baselines/comedi.md).
+_QUICK_PPO = PPOConfig(
+    learning_rate=1e-3,
+    anneal_lr=False,
+    num_epochs=4,
+    num_minibatches=4,
+    clip_eps=0.2,
+    ent_coef=0.01,
+)
+# task -> (teammate updates, ego timesteps); 32 envs x 128 steps
+_QUICK_BUDGET = presets.with_v2(
+    {
+        "lbf-v1": (128, 128 * 8_192),
+        "overcooked-cramped_room-v1": (64, 64 * 8_192),
+        "overcooked-asymm_advantages-v1": (64, 64 * 8_192),
+        "overcooked-counter_circuit-v1": (64, 64 * 8_192),
+        "overcooked-coord_ring-v1": (64, 64 * 8_192),
+        "overcooked-forced_coord-v1": (64, 64 * 8_192),
+    }
+)
+
+
+def _quick(task_id: str) -> CoMeDiConfig:
+    updates, ego_steps = _QUICK_BUDGET[task_id]
+    _, _, _, _, alpha, beta = _PAPER_ROWS[task_id]
+    ego = presets.get("ego", "quick", task_id)
+    assert isinstance(ego, EgoConfig)
+    envs, length = 32, 128
+    return CoMeDiConfig(
+        task_id=task_id,
+        population_size=3,
+        teammate_timesteps=updates * ROLLOUTS_PER_UPDATE * envs * length,
+        num_envs=envs,
+        rollout_length=length,
+        teammate_ppo=_QUICK_PPO,
+        xp_coef=alpha,
+        mp_coef=beta,
+        ego_iterations=2,
+        shaping=presets.quick_method_shaping(task_id),
+        **_from_ego_preset(dataclasses.replace(ego, total_timesteps=ego_steps)),
+    )
+
+
+PRESETS: dict[str, dict[str, CoMeDiConfig]] = {
+    "paper": {t: _paper(t) for t in PAPER_TASKS},
+    "quick": {t: _quick(t) for t in PAPER_TASKS},
+}
+"""preset name -> task id -> config."""
+
+
+REPORT = IterationReport(
+    generation_curves=(
+        ("sp_return", "SP return (teammate x its BR)", "C0"),
+        ("xp_return", "XP return (teammate x pi^comp)", "C1"),
+        ("mp_return", "MP return (teammate x BR from mixed-play states)", "C4"),
+    ),
+    progress_metrics=(("sp", "sp_return"), ("xp", "xp_return"), ("ego", "ego_return")),
+    diverged_fix="Lower teammate_ppo.learning_rate or ego_ppo.learning_rate",
+)
+"""How `aht_bench.runs.train` drives CoMeDi (`aht-bench train comedi`): one
+generation iteration per teammate, then the ego chunks; the curves of curve.png."""

@@ -1,0 +1,228 @@
+"""The training of PAIRED (`aht_bench.algorithms.paired`, whose docstring describes it): networks,
+state, phases and one iteration of every seed.
+
+May import jax, numpy, optax, aht_bench.envs, aht_bench.policies, aht_bench.training and
+aht_bench.algorithms only.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from aht_bench.algorithms.paired.config import (
+    PairedConfig,
+    best_response_loss_terms,
+    ego_loss_terms,
+    teammate_loss_terms,
+)
+from aht_bench.algorithms.rotate import REPORT as rotate_report
+from aht_bench.algorithms.rotate import Networks
+from aht_bench.policies.core import Params
+from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
+from aht_bench.policies.population import Population
+from aht_bench.training.driver import map_seeds
+from aht_bench.training.ppo import LearnerState, make_optimizer, ppo_update
+from aht_bench.training.rollout import (
+    Pairing,
+    RolloutState,
+    Trajectory,
+    episode_stats,
+    init_params,
+    init_rollout,
+    make_env,
+    rollout,
+)
+from aht_bench.training.streams import loss_streams, phase_summary
+
+# ------------------------------------------------------------------------------------ networks
+
+
+@functools.lru_cache(maxsize=32)
+def networks(config: PairedConfig) -> Networks:
+    """The three architectures of a run."""
+    env = make_env(config.task_id, config.shaping)
+    if env.num_agents != 2:
+        raise ValueError(
+            f"task_id={config.task_id!r} has {env.num_agents} seats; PAIRED here is for "
+            "two-player tasks (one ego, one teammate)"
+        )
+    return Networks(
+        teammate=MLPActorCritic(
+            env.obs_dim, env.num_actions, num_value_heads=2, hidden=config.teammate_hidden
+        ),
+        best_response=MLPActorCritic(
+            env.obs_dim, env.num_actions, num_value_heads=1, hidden=config.best_response_hidden
+        ),
+        ego=RecurrentEgo(env.obs_dim, env.num_actions, hidden=config.ego_hidden),
+    )
+
+
+class _Pairings(NamedTuple):
+    sp: Pairing  # roles (BR, teammate); learners (teammate, BR)
+    xp: Pairing  # roles (ego, teammate); learners (teammate, ego)
+
+
+@functools.lru_cache(maxsize=32)
+def _pairings(config: PairedConfig) -> _Pairings:
+    nets = networks(config)
+    seats = (config.ego_seat, 1 - config.ego_seat)
+    coef = config.shaped_reward_coef
+    return _Pairings(
+        sp=Pairing((nets.best_response, nets.teammate), (1, 0), seats, coef),
+        xp=Pairing((nets.ego, nets.teammate), (1, 0), seats, coef),
+    )
+
+
+def _optimizers(
+    config: PairedConfig,
+) -> tuple[optax.GradientTransformation, optax.GradientTransformation]:
+    """(teammate and BR, ego) optimisers; an annealed rate falls over the whole run."""
+    return (
+        make_optimizer(config.teammate_ppo, config.num_updates),
+        make_optimizer(config.ego_ppo, config.num_updates),
+    )
+
+
+# ---------------------------------------------------------------------------------------- state
+
+
+class PairedState(NamedTuple):
+    """Everything a PAIRED run needs to continue exactly, between two lockstep updates."""
+
+    ego: LearnerState  # the ego's params (RecurrentEgo) and Adam state
+    teammate: LearnerState  # the teammate's params (two value heads) and Adam state
+    best_response: LearnerState  # the BR's params and Adam state
+    sp: RolloutState  # SP envs (BR x teammate, p0 starts), persistent
+    xp: RolloutState  # XP envs (ego x teammate, p0 starts), persistent
+    buffer: Params  # leaves (iterations, ...): the teammate after each iteration (checkpoints
+    #   for the population file; never trained against); slots past `iteration` are zeros
+    key: jax.Array  # PRNG key of the next update
+    iteration: jax.Array  # () int32: iterations done
+
+
+def init(key: jax.Array, config: PairedConfig) -> PairedState:
+    """A fresh run for one seed: three random learners, freshly reset envs."""
+    nets, pairings = networks(config), _pairings(config)
+    env = make_env(config.task_id, config.shaping)
+    k_ego, k_tm, k_br, k_sp, k_xp, key = jax.random.split(key, 6)
+    tm_opt, ego_opt = _optimizers(config)
+    ego = init_params(nets.ego, k_ego)
+    teammate = init_params(nets.teammate, k_tm)
+    best_response = init_params(nets.best_response, k_br)
+    return PairedState(
+        ego=LearnerState(ego, ego_opt.init(ego)),
+        teammate=LearnerState(teammate, tm_opt.init(teammate)),
+        best_response=LearnerState(best_response, tm_opt.init(best_response)),
+        sp=init_rollout(env, pairings.sp, k_sp, config.num_envs),
+        xp=init_rollout(env, pairings.xp, k_xp, config.num_envs),
+        buffer=jax.tree.map(lambda x: jnp.zeros((config.iterations,) + x.shape, x.dtype), teammate),
+        key=key,
+        iteration=jnp.zeros((), jnp.int32),
+    )
+
+
+# ------------------------------------------------------------------------------ lockstep update
+
+
+def update(state: PairedState, config: PairedConfig) -> tuple[PairedState, dict[str, jax.Array]]:
+    """One lockstep update of one seed: SP and XP rollouts, then one PPO update each of the
+    teammate (per-trajectory regret), the BR (SP) and the ego (XP), all on data collected
+    before any of them. Pure and jittable."""
+    nets, pairings = networks(config), _pairings(config)
+    env = make_env(config.task_id, config.shaping)
+    steps = config.rollout_length
+    tm, br, ego = state.teammate.params, state.best_response.params, state.ego.params
+    key, k_sp, k_xp, k_tm, k_br, k_ego = jax.random.split(state.key, 6)
+    sp_state, sp = rollout(env, pairings.sp, (br, tm), state.sp, k_sp, steps)
+    xp_state, xp = rollout(env, pairings.xp, (ego, tm), state.xp, k_xp, steps)
+    # trajectory, index of the learner in it: SP learners (teammate, BR), XP (teammate, ego)
+    tm_data: dict[str, tuple[Trajectory, int]] = {"sp": (sp, 0), "xp": (xp, 0)}
+    tm_streams = loss_streams(teammate_loss_terms(config), tm_data, config.teammate_ppo)
+    br_streams = loss_streams(
+        best_response_loss_terms(config), {"sp": (sp, 1)}, config.teammate_ppo
+    )
+    ego_streams = loss_streams(ego_loss_terms(config), {"xp": (xp, 1)}, config.ego_ppo)
+    tm_opt, ego_opt = _optimizers(config)
+    teammate, tm_metrics = ppo_update(
+        nets.teammate, state.teammate, tm_streams, k_tm, config.teammate_ppo, tm_opt
+    )
+    best_response, br_metrics = ppo_update(
+        nets.best_response, state.best_response, br_streams, k_br, config.teammate_ppo, tm_opt
+    )
+    ego_learner, ego_metrics = ppo_update(
+        nets.ego, state.ego, ego_streams, k_ego, config.ego_ppo, ego_opt
+    )
+    metrics = {f"teammate_{k}": v for k, v in tm_metrics.items()}
+    metrics |= {f"best_response_{k}": v for k, v in br_metrics.items()}
+    metrics |= {f"ego_{k}": v for k, v in ego_metrics.items()}
+    for name, trajectory in (("sp", sp), ("xp", xp)):
+        stats = episode_stats(trajectory, seat=config.ego_seat)
+        metrics[f"{name}_return"] = stats["episode_return"]
+        metrics[f"{name}_episodes"] = stats["episodes"]
+    return state._replace(
+        ego=ego_learner,
+        teammate=teammate,
+        best_response=best_response,
+        sp=sp_state,
+        xp=xp_state,
+        key=key,
+    ), metrics
+
+
+def _iteration(state: PairedState, config: PairedConfig) -> tuple[PairedState, dict[str, Any]]:
+    """One iteration of one seed: `updates_per_iteration` lockstep updates, then the teammate
+    snapshot; per-iteration summaries of the metrics."""
+    state, metrics = jax.lax.scan(
+        lambda s, _: update(s, config), state, None, length=config.updates_per_iteration
+    )
+    buffer = jax.tree.map(
+        lambda slots, x: slots.at[state.iteration].set(x), state.buffer, state.teammate.params
+    )
+    summary = phase_summary(metrics)
+    summary["regret"] = summary["sp_return"] - summary["xp_return"]
+    summary["ego_return"] = summary["xp_return"]
+    return state._replace(buffer=buffer, iteration=state.iteration + 1), summary
+
+
+@functools.partial(jax.jit, static_argnames="config")
+def _iteration_seeds(
+    state: PairedState, config: PairedConfig
+) -> tuple[PairedState, dict[str, jax.Array]]:
+    return map_seeds(lambda s: _iteration(s, config), state)
+
+
+def step(
+    state: PairedState, config: PairedConfig, done: int
+) -> tuple[PairedState, dict[str, jax.Array]]:
+    """One iteration of every seed (leading seed axis) in one jitted call. Metrics
+    ((num_seeds,)): module docstring."""
+    return _iteration_seeds(state, config)
+
+
+def population(state: PairedState, config: PairedConfig, seed: int | None = 0) -> Population:
+    """The teammate after each iteration done so far, of one seed, as a `Population` (host
+    arrays), oldest first. `seed=None` for an unbatched state."""
+    host = jax.device_get((state.buffer, state.iteration))
+    if seed is not None:
+        host = jax.tree.map(lambda x: x[seed], host)
+    buffer, count = host[0], int(host[1])
+    if count == 0:
+        raise ValueError("no iteration has run yet: run at least one first")
+    members = jax.tree.map(lambda x: np.asarray(x[:count]), buffer)
+    return Population(networks(config).teammate, members)
+
+
+def ego_of(state: PairedState) -> Params:
+    """Where the ego's params are in a PAIRED state (`Method.ego`)."""
+    return state.ego.params
+
+
+# How `aht-bench train paired` shows a run (one step = one iteration, a chunk of updates): the
+# regret curves of ROTATE, whose SP/XP/regret metrics PAIRED reports under the same names.
+REPORT = rotate_report

@@ -1,0 +1,206 @@
+"""The presets of ROTATE (`aht_bench.algorithms.rotate`): the paper's tables and the quick budgets.
+
+May import jax, numpy, optax, aht_bench.envs, aht_bench.policies, aht_bench.training and
+aht_bench.algorithms only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from aht_bench.algorithms.rotate.config import (
+    V1_TEAMMATE_OBJECTIVE,
+    RotateConfig,
+)
+from aht_bench.training import presets
+from aht_bench.training.config import PPOConfig
+
+# -------------------------------------------------------------------------------------- presets
+
+PAPER_TASKS = presets.PAPER_TASKS
+
+# Table rotate_hyperparams, selected (bold) values, per task:
+# (iterations, envs, lambda_1, lambda_2, minibatches,
+#  ego: timesteps/iter, epochs, ent, lr, clip, anneal,
+#  teammate: timesteps/iter, epochs, ent, lr, clip, anneal)
+_PAPER_ROWS = presets.with_v2(
+    {
+        "lbf-v1": (
+            30,
+            16,
+            4,
+            4,
+            4,
+            2e6,
+            10,
+            1e-4,
+            5e-5,
+            0.1,
+            False,
+            1e7,
+            20,
+            0.01,
+            1e-4,
+            0.1,
+            True,
+        ),
+        "overcooked-cramped_room-v1": (
+            *(30, 16, 4, 4, 8),
+            *(2e6, 10, 1e-3, 5e-5, 0.1, False),
+            *(6e6, 20, 0.01, 1e-4, 0.2, True),
+        ),
+        "overcooked-asymm_advantages-v1": (
+            *(30, 16, 9, 0, 8),
+            *(2e6, 10, 1e-3, 5e-5, 0.1, False),
+            *(6e6, 20, 0.05, 5e-5, 0.5, False),
+        ),
+        "overcooked-counter_circuit-v1": (
+            *(20, 16, 2, 4, 8),
+            *(6e6, 10, 1e-3, 5e-5, 0.1, False),
+            *(1.6e7, 20, 0.05, 1e-3, 0.1, False),
+        ),
+        "overcooked-coord_ring-v1": (
+            *(20, 16, 10, 10, 8),
+            *(6e6, 10, 1e-3, 3e-5, 0.1, False),
+            *(1.6e7, 20, 0.01, 1e-3, 0.5, False),
+        ),
+        "overcooked-forced_coord-v1": (
+            *(20, 16, 3, 4, 8),
+            *(6e6, 5, 1e-4, 1e-5, 0.1, False),
+            *(1.6e7, 20, 0.05, 1e-3, 0.1, False),
+        ),
+    }
+)
+
+# Table comedi-tg-hyperparams (alpha, beta): the mixed-play ablation uses "the same
+# hyperparameters as ROTATE and CoMeDi's tuned mixed-play weights" (App. teammate_gen_ablations).
+_PAPER_MIXED_PLAY = presets.with_v2(
+    {
+        "lbf-v1": (0.6, 1.0),
+        "overcooked-cramped_room-v1": (0.4, 0.7),
+        "overcooked-asymm_advantages-v1": (0.4, 0.4),
+        "overcooked-counter_circuit-v1": (0.1, 0.1),
+        "overcooked-coord_ring-v1": (0.7, 0.4),
+        "overcooked-forced_coord-v1": (0.3, 0.4),
+    }
+)
+
+
+def _preset_objective(task_id: str) -> str:
+    """The teammate objective of the `paper` and `quick` presets on `task_id`: the v1 tasks
+    (lbf-v1 included, whose bundles were trained with it) keep `V1_TEAMMATE_OBJECTIVE`; the v2
+    Overcooked tasks get the default, Eq. 7."""
+    return V1_TEAMMATE_OBJECTIVE if task_id in presets.PAPER_TASKS_V1 else "eq7"
+
+
+def _paper(task_id: str) -> RotateConfig:
+    row = _PAPER_ROWS[task_id]
+    iterations, envs, lambda_1, lambda_2, minibatches = row[:5]
+    e_steps, e_epochs, e_ent, e_lr, e_clip, e_anneal = row[5:11]
+    t_steps, t_epochs, t_ent, t_lr, t_clip, t_anneal = row[11:]
+    alpha, beta = _PAPER_MIXED_PLAY[task_id]
+    return RotateConfig(
+        task_id=task_id,
+        iterations=iterations,
+        teammate_timesteps=int(t_steps),
+        ego_timesteps=int(e_steps),
+        num_envs=envs,
+        rollout_length=128 if task_id.startswith("lbf") else 400,
+        teammate_ppo=PPOConfig(
+            learning_rate=t_lr,
+            anneal_lr=t_anneal,
+            num_epochs=t_epochs,
+            num_minibatches=minibatches,
+            clip_eps=t_clip,
+            ent_coef=t_ent,
+        ),
+        ego_ppo=PPOConfig(
+            learning_rate=e_lr,
+            anneal_lr=e_anneal,
+            num_epochs=e_epochs,
+            num_minibatches=minibatches,
+            clip_eps=e_clip,
+            ent_coef=e_ent,
+        ),
+        competence_weight_xp=float(lambda_1),
+        competence_weight_sp=float(lambda_2),
+        mixed_play_xp_coef=alpha,
+        mixed_play_coef=beta,
+        teammate_objective=_preset_objective(task_id),
+    )
+
+
+# quick: two CPU cores; see docs/rotate.md for the measured run times and returns.
+_QUICK_PPO = presets.QUICK_PPO
+_QUICK_EGO_PPO = presets.QUICK_EGO_PPO
+# task -> (iterations, teammate timesteps / iteration, ego timesteps / iteration); whole
+# updates of 4 x 64 x 128 (teammate) and 64 x 128 (ego) steps
+_QUICK_BUDGET = presets.with_v2(
+    {
+        "lbf-v1": (4, 128 * 32_768, 128 * 8_192),
+        "overcooked-cramped_room-v1": (4, 64 * 32_768, 64 * 8_192),
+        "overcooked-asymm_advantages-v1": (4, 64 * 32_768, 64 * 8_192),
+        "overcooked-counter_circuit-v1": (4, 64 * 32_768, 64 * 8_192),
+        "overcooked-coord_ring-v1": (4, 64 * 32_768, 64 * 8_192),
+        "overcooked-forced_coord-v1": (4, 64 * 32_768, 64 * 8_192),
+    }
+)
+
+
+def _quick(task_id: str) -> RotateConfig:
+    iterations, teammate_steps, ego_steps = _QUICK_BUDGET[task_id]
+    lambda_1, lambda_2 = _PAPER_ROWS[task_id][2:4]
+    if task_id == "lbf-v1":
+        # the top of the paper's grid: with 4 (the paper's) the quick LBF teammates lost
+        # competence over the iterations (SP return 0.20 -> 0.00), with 10 they kept it
+        # (0.17-0.23, then 0.10); the paper finds higher weights better on LBF (RQ3)
+        lambda_1, lambda_2 = 10, 10
+    alpha, beta = _PAPER_MIXED_PLAY[task_id]
+    return RotateConfig(
+        task_id=task_id,
+        iterations=iterations,
+        teammate_timesteps=teammate_steps,
+        ego_timesteps=ego_steps,
+        num_envs=64,
+        rollout_length=128,
+        teammate_ppo=_QUICK_PPO,
+        ego_ppo=_QUICK_EGO_PPO,
+        competence_weight_xp=float(lambda_1),
+        competence_weight_sp=float(lambda_2),
+        mixed_play_xp_coef=alpha,
+        mixed_play_coef=beta,
+        shaping=presets.quick_method_shaping(task_id),
+        teammate_objective=_preset_objective(task_id),
+    )
+
+
+# The paper's sabotage runs (Sec. 6 RQ2, App. sabotage_game_extended) give no training settings
+# beyond the game itself, three trials and the lambda sweep 0..5; these are ours (see
+# docs/rotate.md), sized to run 3 seeds in minutes on two CPU cores.
+def _sabotage() -> RotateConfig:
+    return RotateConfig(
+        task_id="sabotage-v1",
+        iterations=5,
+        teammate_timesteps=4 * 64 * 8 * 150,
+        ego_timesteps=64 * 8 * 100,
+        num_envs=64,
+        rollout_length=8,
+        teammate_ppo=_QUICK_PPO,
+        ego_ppo=dataclasses.replace(_QUICK_PPO, anneal_lr=False),
+        # App. sabotage_game_extended: "lambda_1 = 3, lambda_2 = 0 leading to a zero
+        # probability of sabotage"
+        competence_weight_xp=3.0,
+        competence_weight_sp=0.0,
+        teammate_hidden=(64, 64),
+        best_response_hidden=(64, 64),
+        ego_hidden=32,
+        teammate_objective=V1_TEAMMATE_OBJECTIVE,
+    )
+
+
+PRESETS: dict[str, dict[str, RotateConfig]] = {
+    "paper": {t: _paper(t) for t in PAPER_TASKS},
+    "quick": {t: _quick(t) for t in PAPER_TASKS},
+    "sabotage": {"sabotage-v1": _sabotage()},
+}
+"""preset name -> task id -> config."""
