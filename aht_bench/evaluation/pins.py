@@ -58,6 +58,9 @@ PINNED: dict[str, str] = {
     "overcooked-counter_circuit-v1/v1": (
         "b781eeeeb5787ed1adc0ca17e13d728a26d75caf0d3d2596bc5a79be5a3ac4e4"
     ),
+    "overcooked-counter_circuit-v2/v2": (
+        "8b844b4f630cafa15f3f4db0f06fd115d8f8675a81712412d9417d3e173301df"
+    ),
     "overcooked-counter_circuit-v2/human-proxy-v2": (
         "a078a4b654e98d868f1906c62ecf6a79fc3e51a26872fedb7e5c08713236887f"
     ),
