@@ -34,7 +34,6 @@ from collections.abc import Callable, Mapping
 from typing import Any, Generic, NamedTuple, TypeVar
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from aht_bench.algorithms.common import (
@@ -45,6 +44,7 @@ from aht_bench.algorithms.common import (
     require,
     run_iterations,
     stack_seeds,
+    stack_trees,
 )
 from aht_bench.policies.core import Params
 from aht_bench.policies.population import Population
@@ -116,7 +116,7 @@ def fresh_params(network: Any, keys: jax.Array) -> Params:
 
     Built one seed at a time outside jit: a vmapped `MLPActorCritic.init` never returns on CPU
     (see `aht_bench.training.rollout.init_params`)."""
-    return jax.tree.map(lambda *xs: jnp.stack(xs), *[init_params(network, k) for k in keys])
+    return stack_trees([init_params(network, k) for k in keys])
 
 
 def buffer_population(

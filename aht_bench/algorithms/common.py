@@ -85,10 +85,15 @@ def stack_seeds(init: Callable[[jax.Array, C], S], key: jax.Array, config: C, nu
     """`init(k, config)` for each `k` of `split(key, num_seeds)`, stacked on a leading seed axis.
 
     Seeds are initialised one by one outside jit: a vmapped `MLPActorCritic.init` never returns
-    on CPU (see `aht_bench.training.rollout.init_params`). They are stacked on the host and
-    put on the device once: eager `jnp.stack`s would compile one small kernel per leaf shape."""
-    states = [init(k, config) for k in np.asarray(jax.random.split(key, num_seeds))]
-    stacked = jax.tree.map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *states)
+    on CPU (see `aht_bench.training.rollout.init_params`); `stack_trees` stacks them."""
+    return stack_trees([init(k, config) for k in np.asarray(jax.random.split(key, num_seeds))])
+
+
+def stack_trees(trees: list[Any]) -> Any:
+    """`trees` (one per seed, the same structure) stacked on a leading seed axis: on the host,
+    then put on the device once (eager `jnp.stack`s would compile one small kernel per leaf
+    shape)."""
+    stacked = jax.tree.map(lambda *xs: np.stack([np.asarray(x) for x in xs]), *trees)
     return jax.device_put(stacked)
 
 
