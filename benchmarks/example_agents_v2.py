@@ -4,11 +4,14 @@ any upper CI is above 1 (issue 27: "no example agent scores above 1.0 (upper CI)
 member"; docs/heldout.md, Bounds v2).
 
     python benchmarks/example_agents_v2.py [--set-version v2 | human-proxy-v2] [--only TASK] \\
-        [--out benchmarks/results/example_agents_v2[-VERSION][-TASK].json]
+        [--agent random_agent.py] [--episodes N] \\
+        [--out benchmarks/results/example_agents_v2[-VERSION][-TASK][-AGENT].json]
 
 Exits 1 when some example agent's upper CI is above 1 against some member; the table names them.
 An agent whose `TASKS` leaves a task out is listed as skipped for it. `--only TASK` limits the
-run to one task (full id or alias).
+run to one task (full id or alias), `--agent NAME` (repeatable) to the example files of that
+name, `--episodes N` plays N episodes per member and seating instead of the default 64 (fewer
+episodes widen the CIs, so "no upper CI above 1" with fewer episodes is the stronger statement).
 """
 
 from __future__ import annotations
@@ -47,6 +50,14 @@ def main() -> int:
     parser.add_argument("--set-version", default="v2")
     parser.add_argument("--only", default=None, help="One task (id or alias).")
     parser.add_argument(
+        "--agent", action="append", default=None, choices=[Path(e).name for e in EXAMPLES],
+        help="Only this example file (repeatable). Default: every example.",
+    )  # fmt: skip
+    parser.add_argument(
+        "--episodes", type=int, default=None,
+        help="Episodes per member and seating (default: aht-bench evaluate's 64).",
+    )  # fmt: skip
+    parser.add_argument(
         "--out", type=Path, default=None,
         help="Default: benchmarks/results/example_agents_v2[-TASK].json.",
     )  # fmt: skip
@@ -54,6 +65,7 @@ def main() -> int:
     if args.out is None:
         suffix = "" if args.set_version == "v2" else f"-{args.set_version}"
         suffix += "" if args.only is None else f"-{envs.resolve(args.only)}"
+        suffix += "".join(f"-{Path(a).stem}" for a in args.agent or ())
         args.out = ROOT / "benchmarks" / "results" / f"example_agents_v2{suffix}.json"
     tasks = _tasks_with(args.set_version)
     if args.only is not None:
@@ -61,14 +73,18 @@ def main() -> int:
         if only not in tasks:
             parser.error(f"{only} has no published {args.set_version} set; with one: {tasks}")
         tasks = [only]
+    if args.episodes is not None and args.episodes < 1:
+        parser.error(f"--episodes must be at least 1, not {args.episodes}")
+    examples = [e for e in EXAMPLES if args.agent is None or Path(e).name in args.agent]
+    options = {} if args.episodes is None else {"num_episodes": args.episodes}
     rows: list[dict[str, object]] = []
     above: list[str] = []
     for task in tasks:
         eval_set = sets.load_set(task, args.set_version)
-        for rel in EXAMPLES:
+        for rel in examples:
             start = time.perf_counter()
             try:
-                record = evaluate_agent_file(ROOT / rel, eval_set)
+                record = evaluate_agent_file(ROOT / rel, eval_set, **options)
             except AgentLoadError as e:
                 if "(its TASKS)" not in str(e):
                     raise
@@ -101,9 +117,12 @@ def main() -> int:
     out = {
         "command": "python benchmarks/example_agents_v2.py"
         + ("" if args.set_version == "v2" else f" --set-version {args.set_version}")
-        + (f" --only {args.only}" if args.only else ""),
+        + (f" --only {args.only}" if args.only else "")
+        + "".join(f" --agent {a}" for a in args.agent or ())
+        + (f" --episodes {args.episodes}" if args.episodes is not None else ""),
         "set_version": args.set_version,
-        "protocol": "aht-bench evaluate defaults (64 episodes per seating, seed 0, sandboxed)",
+        "protocol": f"aht-bench evaluate defaults ({args.episodes or 64} episodes per seating, "
+        "seed 0, sandboxed)",
         "results": rows,
         "above_1": above,
     }  # fmt: skip

@@ -20,6 +20,11 @@ TASKS = (
     "overcooked-counter_circuit-v1",
     "overcooked-coord_ring-v1",
     "overcooked-forced_coord-v1",
+    "overcooked-cramped_room-v2",
+    "overcooked-asymm_advantages-v2",
+    "overcooked-counter_circuit-v2",
+    "overcooked-coord_ring-v2",
+    "overcooked-forced_coord-v2",
 )
 NUM_ACTIONS = 6
 

@@ -224,26 +224,29 @@ def available_sets(task_id: str) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if (p / MANIFEST).is_file())
 
 
-def published_versions(task_id: str) -> list[str]:
-    """The published heldout versions of `task_id` ("v1", "v2", ...: a `vN` folder with its lock
-    file `vN.sha256` beside it, pinned in `pins`), oldest first; development and human-proxy
-    sets are not listed."""
+HUMAN_PROXY = "human-proxy-v"  # the prefix of the human-proxy sets' versions
+
+
+def published_versions(task_id: str, prefix: str = "v") -> list[str]:
+    """The published versions of `task_id` named `<prefix>N` (by default the heldout sets "v1",
+    "v2", ...; `prefix=HUMAN_PROXY` the human-proxy sets): a folder with its lock file beside
+    it, pinned in `pins`, oldest first. Development sets are never listed."""
     folder = heldout_root() / task_id
     found = [
         v
         for v in available_sets(task_id)
-        if v[:1] == "v"
-        and v[1:].isdigit()
+        if v.startswith(prefix)
+        and v[len(prefix) :].isdigit()
         and (folder / f"{v}.sha256").is_file()
         and pin_key(task_id, v) in PINNED
     ]
-    return sorted(found, key=lambda v: int(v[1:]))
+    return sorted(found, key=lambda v: int(v[len(prefix) :]))
 
 
-def newest_version(task_id: str) -> str | None:
-    """The newest published heldout version of `task_id` (what `aht-bench evaluate` uses by
-    default), or None if none is shipped."""
-    versions = published_versions(task_id)
+def newest_version(task_id: str, prefix: str = "v") -> str | None:
+    """The newest published version of `task_id` named `<prefix>N` (the heldout set `aht-bench
+    evaluate` uses by default), or None if none is shipped."""
+    versions = published_versions(task_id, prefix)
     return versions[-1] if versions else None
 
 

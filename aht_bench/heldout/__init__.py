@@ -1,12 +1,16 @@
 """Heldout teammate sets: load, list, verify and build the published sets in `heldout/`.
 
     from aht_bench import heldout
-    mates = heldout.load("cramped_room")                 # TeammateSet of heldout v1 (JAX)
+    mates = heldout.load("cramped_room")                 # TeammateSet of the newest set (JAX)
     policy, params = heldout.member("cramped_room", "ippo_mlp_0")
     env = EgoEnv("cramped_room", teammate=policy, teammate_params=params)   # Gymnasium
-    eval_set = heldout.load_set("cramped_room", "v1")    # + bounds and seatings (BRProx)
+    eval_set = heldout.load_set("cramped_room", "v2")    # + bounds and seatings (BRProx)
     heldout.verify()                                     # every published byte vs its lock
     policy, params = heldout.bc_partner("cramped_room")  # human-data partner to TRAIN with
+
+Without a version, `load`, `member` and `bc_partner` take the task's newest published set (as
+`aht-bench evaluate` does); name the version (`load(task, "v1")`) for a number that must not
+move when a new set is published.
 
 A published set is `heldout/<task_id>/<version>/` (`v1`, `human-proxy-v1`; `dev` folders are
 development sets, not published): `manifest.json` (members, kinds, weight files with sha256,
@@ -41,12 +45,14 @@ from aht_bench.evaluation.pins import (
     read_lock_file,
 )
 from aht_bench.evaluation.sets import (
+    HUMAN_PROXY,
     MANIFEST,
     EvaluationSet,
     TeammateSetError,
     TeammateSetIntegrityError,
     heldout_root,
     load_set,
+    newest_version,
     package_heldout_root,
     read_manifest,
 )
@@ -54,11 +60,9 @@ from aht_bench.policies.population import TeammateSet
 
 LOCK_SUFFIX = ".sha256"
 LOCK = "<task_id>/<version>.sha256"  # where each published set's lock lives
-DEFAULT_VERSION = "v1"
 DEVELOPMENT = "dev"
 
 __all__ = [
-    "DEFAULT_VERSION",
     "LOCK",
     "EvaluationSet",
     "TeammateSetError",
@@ -75,30 +79,50 @@ __all__ = [
 ]
 
 
-def load(task: str, version: str = DEFAULT_VERSION) -> TeammateSet:
-    """The members of `task`'s heldout set `version` as a `TeammateSet`, verified.
+def _version(task: str, version: str | None, prefix: str = "v") -> str:
+    """`version`, or the newest published `<prefix>N` set of `task` when it is None."""
+    if version is not None:
+        return version
+    from aht_bench import envs
+
+    task_id = envs.resolve(task)
+    newest = newest_version(task_id, prefix)
+    if newest is None:
+        raise TeammateSetError(
+            f"no published {prefix}N set for {task_id}; `aht-bench heldout list` lists the "
+            "shipped sets, or pass a set folder as the version"
+        )
+    return newest
+
+
+def load(task: str, version: str | None = None) -> TeammateSet:
+    """The members of `task`'s heldout set `version` (default: its newest published one) as a
+    `TeammateSet`, verified.
 
     `TeammateSet.act(index, carry, obs, key)` is jittable and vmappable; `names`, `policies`
     and `params` give each member as a policy of the `aht_bench.policies` protocol.
     """
-    return load_set(task, version).teammates
+    return load_set(task, _version(task, version)).teammates
 
 
-def member(task: str, name: str, version: str = DEFAULT_VERSION) -> tuple[Any, Any]:
-    """(policy, params) of member `name` of `task`'s set `version`: a teammate for
-    `EgoEnv(task, teammate=policy, teammate_params=params)` or PettingZoo's `teammates=`."""
+def member(task: str, name: str, version: str | None = None) -> tuple[Any, Any]:
+    """(policy, params) of member `name` of `task`'s set `version` (default: the newest): a
+    teammate for `EgoEnv(task, teammate=policy, teammate_params=params)` or PettingZoo's
+    `teammates=`."""
     mates = load(task, version)
     i = mates.index(name)
     return mates.policies[i], mates.params[i]
 
 
-def bc_partner(task: str, version: str = "human-proxy-v1") -> tuple[Any, Any]:
-    """(policy, params) of the behaviour-cloned partner shipped with `task`'s human-proxy set:
-    cloned from the TRAIN split of the human data, so an ego agent may train with it and still
-    be evaluated fairly against the human proxy (cloned from the test split). Verified."""
+def bc_partner(task: str, version: str | None = None) -> tuple[Any, Any]:
+    """(policy, params) of the behaviour-cloned partner shipped with `task`'s human-proxy set
+    `version` (default: its newest published human-proxy set): cloned from the TRAIN split of
+    the human data, so an ego agent may train with it and still be evaluated fairly against the
+    human proxy (cloned from the test split). Verified."""
     from aht_bench import envs
     from aht_bench.evaluation.sets import _load_weights, resolve_set_folder
 
+    version = _version(task, version, HUMAN_PROXY)
     folder = resolve_set_folder(envs.resolve(task), version)
     manifest, _ = read_manifest(folder)
     entry = manifest.get("bc_partner")

@@ -72,7 +72,7 @@ def test_a_methods_shaping_reaches_every_env_it_makes(method, monkeypatch):
         if hasattr(module, "make_env"):
             monkeypatch.setattr(module, "make_env", spy)
     module = METHODS[method]
-    config = module.preset("quick", "forced_coord")
+    config = module.preset("quick", "overcooked-forced_coord-v1")  # v1 pays counter pickups
     for fn in (f for m in layer for f in vars(m).values()):  # networks are cached per config
         if hasattr(fn, "cache_clear"):
             fn.cache_clear()

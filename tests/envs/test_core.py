@@ -22,7 +22,7 @@ def test_unknown_id_suggests_the_closest():
 
 
 def test_aliases_resolve_to_versioned_ids():
-    assert envs.resolve("forced_coord") == "overcooked-forced_coord-v1"
+    assert envs.resolve("forced_coord") == "overcooked-forced_coord-v2"
     assert envs.resolve("lbf") == "lbf-v1"
     assert envs.make("sabotage").task_id == "sabotage-v1"
 

@@ -46,7 +46,15 @@ def test_shipped_dev_set_is_verified_labelled_and_bounded_by_its_best_partner(ta
 
 def test_devset_show_verifies_and_a_tampered_copy_exits_5(tmp_path, monkeypatch):
     result = CliRunner().invoke(
-        main, ["devset", "show", "--task", "forced_coord", "--plot", str(tmp_path / "xp.png")]
+        main,
+        [
+            "devset",
+            "show",
+            "--task",
+            "overcooked-forced_coord-v1",
+            "--plot",
+            str(tmp_path / "xp.png"),
+        ],
     )
     assert result.exit_code == EXIT_OK, result.output
     assert "verified" in result.output and "independent_agent_0.6" in result.output
@@ -58,7 +66,7 @@ def test_devset_show_verifies_and_a_tampered_copy_exits_5(tmp_path, monkeypatch)
     manifest = root / "overcooked-forced_coord-v1" / "dev" / "manifest.json"
     manifest.write_bytes(manifest.read_bytes().replace(b'"lower": 0.0', b'"lower": 1.0', 1))
     monkeypatch.setenv(sets.HELDOUT_ENV, str(root))
-    result = CliRunner().invoke(main, ["devset", "show", "--task", "forced_coord"])
+    result = CliRunner().invoke(main, ["devset", "show", "--task", "overcooked-forced_coord-v1"])
     assert result.exit_code == EXIT_TEAMMATE_INTEGRITY
     assert "does not match its recorded sha256" in result.output
 

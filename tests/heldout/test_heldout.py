@@ -263,8 +263,8 @@ def test_select_keeps_everyone_when_every_own_best_response_is_best():
 # ------------------------------------------------------------------------------ SeatPair
 
 
-@pytest.mark.parametrize("task", ["forced_coord", "asymm_advantages"])
-def test_seat_pair_plays_the_agent_of_the_side_it_stands_on(task):
+@pytest.mark.parametrize("task", ["overcooked-forced_coord-v1", "overcooked-asymm_advantages-v1"])
+def test_seat_pair_plays_the_agent_of_the_side_it_stands_on(task):  # v1: seat 0 on the left
     env = envs.make(task)
     pair = SeatPair.for_env(env, (Constant(1), Constant(3)))
     for i in range(8):
@@ -318,7 +318,7 @@ def test_shaping_is_validated_and_reaches_the_training_env(algorithm):
         get("lbf", (("onion_on_counter", 0.5),))
     with pytest.raises(ValueError, match="unknown coefficients"):
         get("cramped_room", (("onion_eaten", 1.0),))
-    config = get("cramped_room", (("counter_pickup", 0),))
+    config = get("overcooked-cramped_room-v1", (("counter_pickup", 0),))  # v1 pays it by default
     assert config.shaping == (("counter_pickup", 0.0),)
     env = make_env(config.task_id, config.shaping).env
     assert float(env.params.counter_pickup) == 0.0
@@ -396,9 +396,9 @@ def test_build_refuses_an_existing_set_and_unknown_recipes(tmp_path):
 @pytest.mark.parametrize(
     ("task", "preset", "steps", "shaping"),
     [
-        ("cramped_room", "quick", 2_500_000, ()),
-        ("coord_ring", "paper", 1_500_000, ()),
-        ("forced_coord", "paper", 1_500_000, (("counter_pickup", 0.0),)),
+        ("overcooked-cramped_room-v1", "quick", 2_500_000, ()),
+        ("overcooked-coord_ring-v1", "paper", 1_500_000, ()),
+        ("overcooked-forced_coord-v1", "paper", 1_500_000, (("counter_pickup", 0.0),)),
     ],
 )
 def test_an_ippo_source_trains_with_its_presets_hyperparameters(
@@ -446,7 +446,7 @@ def test_a_source_with_tries_skips_teams_that_ended_at_zero_self_play(tmp_path):
     # trained teams read from the work folder: seeds 9100..9103 ended at 0, 5, None (no
     # episode finished) and 7; two teams are wanted from at most four tries
     rec = dataclasses.replace(
-        hb.recipe("cramped_room"),
+        hb.recipe("overcooked-cramped_room-v1"),
         ippo=(recipes.IPPOSource(seeds=2, tries=4, preset="paper", timesteps=3200),),
     )
     env = envs.make(rec.task_id)
@@ -493,7 +493,7 @@ def test_a_recipes_shaping_reaches_every_learner_and_its_own_cache_files(tmp_pat
     for module, name in ((ippo, "train"), (brdiv, "init_seeds"), (br, "train")):
         monkeypatch.setattr(module, name, fake)
     source = recipes.IPPOSource(seeds=1, preset="paper", timesteps=3200)
-    rec = dataclasses.replace(hb.recipe("forced_coord"), ippo=(source,), shaping=())
+    rec = dataclasses.replace(hb.recipe("overcooked-forced_coord-v1"), ippo=(source,), shaping=())
     env = envs.make(rec.task_id)
     net = MLPActorCritic(env.obs_dim, env.num_actions, hidden=(8,))
     for seat in (0, 1):
@@ -506,7 +506,7 @@ def test_a_recipes_shaping_reaches_every_learner_and_its_own_cache_files(tmp_pat
     cands = hb._ippo_candidates(rec, env, tmp_path, lambda _msg: None)
     assert len(cands) == 1 and not seen
     shaped = dataclasses.replace(rec, shaping=(("counter_pickup", 0.0),))
-    assert hb.recipe("forced_coord").shaping == shaped.shaping
+    assert hb.recipe("overcooked-forced_coord-v1").shaping == shaped.shaping
     with pytest.raises(Stop):
         hb._ippo_candidates(shaped, env, tmp_path, lambda _msg: None)
     with pytest.raises(Stop):
@@ -532,7 +532,9 @@ def test_a_sources_own_shaping_trains_its_teams_only_and_tags_their_files(tmp_pa
     monkeypatch.setattr(ippo, "train", fake)
     plain = recipes.IPPOSource(seeds=1, preset="paper", timesteps=3200)
     passing = dataclasses.replace(plain, shaping=(("onion_pass", 2.0),))
-    rec = dataclasses.replace(hb.recipe("counter_circuit"), ippo=(passing,), shaping=())
+    rec = dataclasses.replace(
+        hb.recipe("overcooked-counter_circuit-v1"), ippo=(passing,), shaping=()
+    )
     env = envs.make(rec.task_id)
     net = MLPActorCritic(env.obs_dim, env.num_actions, hidden=(8,))
     for seat in (0, 1):  # a team of the same seed without the pass reward is not reused
@@ -553,7 +555,7 @@ def test_a_sources_own_shaping_trains_its_teams_only_and_tags_their_files(tmp_pa
         if src.exists():
             src.rename(tmp_path / f"ippo_mlp_0-s9100-t3200-paper-op2-seat{seat}.safetensors.json")
     assert len(hb._ippo_candidates(rec, env, tmp_path, lambda _msg: None)) == 1
-    cc = hb.recipe("counter_circuit")
+    cc = hb.recipe("overcooked-counter_circuit-v1")
     assert dict(cc.shaping) == {"counter_pickup": 0.0}
     assert dict(cc.ippo[0].shaping) == {}
     assert dict(cc.ippo[1].shaping) == {"onion_pass": 2.0}
@@ -581,7 +583,7 @@ def test_a_brdiv_source_with_the_ippo_papers_ppo(tmp_path, monkeypatch):
         rollout_length=400,
         ppo="ippo-paper",
     )
-    rec = dataclasses.replace(hb.recipe("coord_ring"), brdiv=source)
+    rec = dataclasses.replace(hb.recipe("overcooked-coord_ring-v1"), brdiv=source)
     logged = []
     with pytest.raises(Stop):
         hb._brdiv_candidates(rec, envs.make(rec.task_id), tmp_path, logged.append)
@@ -618,7 +620,7 @@ def test_a_cached_best_response_to_another_candidate_of_the_same_name_is_retrain
         raise Stop
 
     monkeypatch.setattr(br, "train", fake_train)
-    rec = hb.recipe("cramped_room")
+    rec = hb.recipe("overcooked-cramped_room-v1")
     env = envs.make(rec.task_id)
     net = MLPActorCritic(env.obs_dim, env.num_actions, hidden=(8,))
     member = tmp_path / "conf.safetensors"
@@ -656,7 +658,7 @@ def _tiny_recipe(monkeypatch) -> None:
     tiny = dataclasses.replace(
         r,
         ippo=(dataclasses.replace(r.ippo[0], seeds=2, timesteps=64 * 128 * 2, checkpoints=()),),
-        brdiv=dataclasses.replace(r.brdiv, population_size=2, generation_updates=2),
+        brdiv=dataclasses.replace(r.brdiv, population_size=2, generation_updates=4),
         heuristics=r.heuristics[:2],
         extra_partners=(),
         br_timesteps=64 * 128,

@@ -498,9 +498,9 @@ def test_a_version_is_built_only_on_its_own_task_version():
         match="human-proxy-v2 is built on the v2 tasks, not on "
         "overcooked-cramped_room-v1: build it for overcooked-cramped_room-v2",
     ):
-        human.resolve_task("cramped_room", "human-proxy-v2")
+        human.resolve_task("overcooked-cramped_room-v1", "human-proxy-v2")
     with pytest.raises(ValueError, match="build it for overcooked-forced_coord-v1"):
-        human.resolve_task("overcooked-forced_coord-v2", "human-proxy-v1")
+        human.resolve_task("forced_coord", "human-proxy-v1")  # the alias names v2
     with pytest.raises(ValueError, match="unknown human-proxy version 'human-proxy-v9'"):
         human.resolve_task("cramped_room", "human-proxy-v9")
 
@@ -510,10 +510,10 @@ def test_cli_build_names_the_task_a_version_needs(tmp_path):
 
     from aht_bench.cli import main
 
-    args = ["heldout", "build", "--task", "cramped_room", "--version", "human-proxy-v2"]
+    args = ["heldout", "build", "--task", "cramped_room", "--version", "human-proxy-v1"]
     result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "x")])
     assert result.exit_code == 2
-    assert "build it for overcooked-cramped_room-v2" in result.output
+    assert "build it for overcooked-cramped_room-v1" in result.output
 
 
 def test_upper_bound_sources_play_every_partner_with_the_builds_protocol(monkeypatch):

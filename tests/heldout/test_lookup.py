@@ -59,7 +59,7 @@ def test_an_empty_heldout_folder_is_an_error_that_names_where_it_looked(monkeypa
          "--task", "cramped_room", "--episodes", "1"],
     )  # fmt: skip
     assert r.exit_code == 2
-    assert f"no teammate set 'v1' for overcooked-cramped_room-v1 in {tmp_path.resolve()}" in (
+    assert f"no teammate set 'v1' for overcooked-cramped_room-v2 in {tmp_path.resolve()}" in (
         r.output
     )
     assert "looked in" in r.output and "Fix:" in r.output

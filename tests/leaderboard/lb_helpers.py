@@ -1,16 +1,17 @@
 """Shared pieces of the leaderboard tests: a real result record, tampering, the CI check and
 the CLI runner.
 
-RECORD is what `aht-bench evaluate agents/examples/random_agent.py --task lbf --episodes 2
---reps 200 --no-plot --out tests/leaderboard/data/random_agent-lbf-2ep.json` wrote (the few
-episodes and resamples keep the checks fast). It stays valid while random_agent.py and the lbf
-heldout v1 set are unchanged; if either changes, rerun that command.
+RECORD is what `aht-bench evaluate agents/examples/random_agent.py --task lbf --teammates v1
+--episodes 2 --reps 200 --no-plot --out tests/leaderboard/data/random_agent-lbf-2ep.json` wrote
+(the few episodes and resamples keep the checks fast). It stays valid while random_agent.py and
+the lbf heldout v1 set are unchanged; if either changes, rerun that command.
 
 SEEDS_RECORD is the multi-seed record (runs = training seeds) of the three stand-in seed files
 in data/seeds/ (uniform random actions from seeds 0, 1 and 2), written by `aht-bench evaluate
 tests/leaderboard/data/seeds/random_seed0.py tests/leaderboard/data/seeds/random_seed1.py
-tests/leaderboard/data/seeds/random_seed2.py --task lbf --episodes 2 --reps 200 --no-plot
---out tests/leaderboard/data/random_seeds-lbf-2ep.json`; rerun it when they or the set change.
+tests/leaderboard/data/seeds/random_seed2.py --task lbf --teammates v1 --episodes 2 --reps 200
+--no-plot --out tests/leaderboard/data/random_seeds-lbf-2ep.json`; rerun it when they or the
+set change.
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ def _rollouts(layout: str) -> dict[str, np.ndarray]:
     Returns per lane: `team` index into COMPETENCE[layout] + SHADOWS, `explore` flag, `ret`
     base return, `actions` / `subgoals` int32 (horizon, 2) that the heuristics chose.
     """
-    env = envs.make(layout)
+    env = envs.make(f"overcooked-{layout}-v1")  # the game the thresholds were set on
     teams = COMPETENCE[layout] + SHADOWS
     team_stack = _stack([_stack([make_heuristic(layout, n) for n in team]) for team in teams])
     n_comp = len(COMPETENCE[layout])
@@ -439,7 +439,7 @@ def test_make_heuristic_rejects_unknown_names():
     with pytest.raises(ValueError) as err:
         make_heuristic("cramped_room", "onoin_agent_0")
     message = str(err.value)
-    assert "unknown heuristic 'onoin_agent_0' for overcooked-cramped_room-v1" in message
+    assert "unknown heuristic 'onoin_agent_0' for overcooked-cramped_room-v2" in message
     assert "independent_agent_0.4" in message and "static" in message
     assert "Did you mean 'onion_agent_0.1'?" in message
     with pytest.raises(ValueError, match="seq_agent_lexi, seq_agent_rlexi"):
