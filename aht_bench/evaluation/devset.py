@@ -160,6 +160,131 @@ def _train_br(
     return br.network(config), params, provenance
 
 
+def _train_best_responses(
+    rec: DevRecipe,
+    members: list[tuple[str, Any]],
+    partners: list[tuple[str, Any, Any]],
+    work: Path,
+    log: Callable[[str], None],
+) -> tuple[dict[str, dict[str, Any]], dict[tuple[int, int], int]]:
+    """Train and save (under `work/br/`) a best response to every member in every seat of the
+    recipe, appending each to `partners`. Returns (provenance per BR label, the row in
+    `partners` of each (member, seat)'s BR)."""
+    from aht_bench.policies.io import save_policy
+
+    task_id = rec.task_id
+    br_files: dict[str, dict[str, Any]] = {}
+    br_rows: dict[tuple[int, int], int] = {}
+    for m, (name, policy) in enumerate(members):
+        for seat in rec.br_seats:
+            seed = _br_seed(m, seat)
+            log(
+                f"training a best response to {name} in seat {seat} "
+                f"({rec.br_timesteps:,} steps, seed {seed})"
+            )
+            network, params, provenance = _train_br(
+                task_id, name, policy, seat, rec.br_timesteps, seed
+            )
+            label = f"br_{name}_seat{seat}"
+            rel = f"br/{name}-seat{seat}.safetensors"
+            save_policy(
+                work / rel,
+                network,
+                params,
+                {"task_id": task_id, "provenance": provenance | {"best_response_to": name}},
+            )
+            provenance |= {
+                "file": rel,
+                "sha256": hashlib.sha256((work / rel).read_bytes()).hexdigest(),
+            }
+            br_files[label] = provenance
+            br_rows[(m, seat)] = len(partners)
+            partners.append((label, network, params))
+            log(
+                f"  done in {provenance['train_seconds']:.0f}s; mean training return at "
+                f"the end {provenance['final_train_return']}"
+            )
+    return br_files, br_rows
+
+
+def _member_bounds(
+    rec: DevRecipe,
+    name: str,
+    m: int,
+    partners: list[tuple[str, Any, Any]],
+    per_seating: np.ndarray,
+    br_rows: dict[tuple[int, int], int],
+    seatings: tuple[tuple[int, ...], ...],
+    xp: np.ndarray,
+) -> dict[str, Any]:
+    """Member `m`'s manifest entry: its upper bound, the best return any partner (its own best
+    responses, seat by seat, or a heuristic) reaches with it; fills column `m` of `xp`."""
+    candidates = []
+    for r, (partner, _, _) in enumerate(partners):
+        if partner.startswith("br_"):
+            continue
+        value = float(per_seating[r, m].mean())
+        xp[r, m] = value
+        candidates.append({"partner": partner, "kind": "heuristic", "return": value})
+    br_seating_returns = []
+    for s, seating in enumerate(seatings):
+        seat = rec.br_seats[0] if rec.br_plays_every_seat else seating[0]
+        br_seating_returns.append(float(per_seating[br_rows[(m, seat)], m, s]))
+    br_return = float(np.mean(br_seating_returns))
+    for seat in rec.br_seats:
+        xp[br_rows[(m, seat)], m] = br_return
+    candidates.insert(
+        0,
+        {
+            "partner": "+".join(f"br_{name}_seat{seat}" for seat in rec.br_seats),
+            "kind": "best_response",
+            "return": br_return,
+            "return_per_seating": br_seating_returns,
+        },
+    )
+    best = max(candidates, key=lambda c: c["return"])
+    if best["return"] <= 0:
+        raise RuntimeError(
+            f"no partner scores with {name} (every return <= 0), so it has no upper "
+            "bound; train longer best responses (--br-timesteps)"
+        )
+    return {
+        "name": name,
+        "kind": "heuristic",
+        "heuristic": name,
+        "bounds": {
+            "lower": 0.0,
+            "upper": best["return"],
+            "upper_set_by": best["partner"],
+            "best_response_return": br_return,
+            "raised_by": best["return"] - br_return,
+            "partners": candidates,
+        },
+    }
+
+
+def _recipe_record(rec: DevRecipe, members: list[tuple[str, Any]], seconds: float) -> dict:
+    """The manifest's `recipe`: how to rebuild the set and what went into it."""
+    return {
+        "command": f"aht-bench devset build --task {rec.task_id} --br-timesteps {rec.br_timesteps}",
+        "members": list(rec.members),
+        "extra_partners": list(rec.extra_partners),
+        "br_timesteps": rec.br_timesteps,
+        "br_preset": "quick",
+        "br_seats": list(rec.br_seats),
+        "br_plays_every_seat": rec.br_plays_every_seat,
+        "br_seeds": {
+            name: [_br_seed(m, s) for s in rec.br_seats] for m, (name, _) in enumerate(members)
+        },
+        "evaluation": {
+            "episodes_per_seating": rec.episodes,
+            "seed": rec.seed,
+            "runner": "aht_bench.evaluation.rollout (jitted)",
+        },
+        "build_seconds": round(seconds, 1),
+    }
+
+
 def build(
     task: str,
     out: Path | None = None,
@@ -177,7 +302,6 @@ def build(
     from aht_bench import __version__, envs
     from aht_bench.evaluation.record import library_versions
     from aht_bench.policies.heuristics import make_heuristic
-    from aht_bench.policies.io import save_policy
 
     rec = recipe(task)
     if br_timesteps is not None:
@@ -195,37 +319,7 @@ def build(
         members = [(name, make_heuristic(task_id, name)) for name in rec.members]
         partners: list[tuple[str, Any, Any]] = [(n, p, None) for n, p in members]
         partners += [(n, make_partner(task_id, n), None) for n in rec.extra_partners]
-        br_files: dict[str, dict[str, Any]] = {}
-        br_rows: dict[tuple[int, int], int] = {}  # (member, seat) -> row of its BR
-        for m, (name, policy) in enumerate(members):
-            for seat in rec.br_seats:
-                seed = _br_seed(m, seat)
-                log(
-                    f"training a best response to {name} in seat {seat} "
-                    f"({rec.br_timesteps:,} steps, seed {seed})"
-                )
-                network, params, provenance = _train_br(
-                    task_id, name, policy, seat, rec.br_timesteps, seed
-                )
-                label = f"br_{name}_seat{seat}"
-                rel = f"br/{name}-seat{seat}.safetensors"
-                save_policy(
-                    work / rel,
-                    network,
-                    params,
-                    {"task_id": task_id, "provenance": provenance | {"best_response_to": name}},
-                )
-                provenance |= {
-                    "file": rel,
-                    "sha256": hashlib.sha256((work / rel).read_bytes()).hexdigest(),
-                }
-                br_files[label] = provenance
-                br_rows[(m, seat)] = len(partners)
-                partners.append((label, network, params))
-                log(
-                    f"  done in {provenance['train_seconds']:.0f}s; mean training return at "
-                    f"the end {provenance['final_train_return']}"
-                )
+        br_files, br_rows = _train_best_responses(rec, members, partners, work, log)
 
         log(
             f"evaluating {len(partners)} partners with {len(members)} member(s), "
@@ -235,57 +329,11 @@ def build(
         cols = TeammateSet([n for n, _ in members], [(p, None) for _, p in members])
         returns = cross_play(task_id, rows, cols, seatings, rec.episodes, rec.seed)
         per_seating = returns.mean(axis=3)  # (partners, members, seatings)
-
-        manifest_members = []
         xp = np.zeros((len(partners), len(members)))
-        for m, (name, _) in enumerate(members):
-            candidates = []
-            for r, (partner, _, _) in enumerate(partners):
-                if partner.startswith("br_"):
-                    continue
-                value = float(per_seating[r, m].mean())
-                xp[r, m] = value
-                candidates.append({"partner": partner, "kind": "heuristic", "return": value})
-            br_seating_returns = []
-            for s, seating in enumerate(seatings):
-                seat = rec.br_seats[0] if rec.br_plays_every_seat else seating[0]
-                row = br_rows[(m, seat)]
-                br_seating_returns.append(float(per_seating[row, m, s]))
-            for seat in rec.br_seats:
-                xp[br_rows[(m, seat)], m] = float(np.mean(br_seating_returns))
-            br_return = float(np.mean(br_seating_returns))
-            br_label = "+".join(f"br_{name}_seat{seat}" for seat in rec.br_seats)
-            candidates.insert(
-                0,
-                {
-                    "partner": br_label,
-                    "kind": "best_response",
-                    "return": br_return,
-                    "return_per_seating": br_seating_returns,
-                },
-            )
-            best = max(candidates, key=lambda c: c["return"])
-            if best["return"] <= 0:
-                raise RuntimeError(
-                    f"no partner scores with {name} (every return <= 0), so it has no upper "
-                    "bound; train longer best responses (--br-timesteps)"
-                )
-            manifest_members.append(
-                {
-                    "name": name,
-                    "kind": "heuristic",
-                    "heuristic": name,
-                    "bounds": {
-                        "lower": 0.0,
-                        "upper": best["return"],
-                        "upper_set_by": best["partner"],
-                        "best_response_return": br_return,
-                        "raised_by": best["return"] - br_return,
-                        "partners": candidates,
-                    },
-                }
-            )
-
+        manifest_members = [
+            _member_bounds(rec, name, m, partners, per_seating, br_rows, seatings, xp)
+            for m, (name, _) in enumerate(members)
+        ]
         manifest = {
             "format": sets.FORMAT,
             "format_version": sets.FORMAT_VERSION,
@@ -311,26 +359,7 @@ def build(
                 "averaged over seatings; a BR row holds the seat-averaged return of the "
                 "member's best responses",
             },
-            "recipe": {
-                "command": f"aht-bench devset build --task {task_id} "
-                f"--br-timesteps {rec.br_timesteps}",
-                "members": list(rec.members),
-                "extra_partners": list(rec.extra_partners),
-                "br_timesteps": rec.br_timesteps,
-                "br_preset": "quick",
-                "br_seats": list(rec.br_seats),
-                "br_plays_every_seat": rec.br_plays_every_seat,
-                "br_seeds": {
-                    name: [_br_seed(m, s) for s in rec.br_seats]
-                    for m, (name, _) in enumerate(members)
-                },
-                "evaluation": {
-                    "episodes_per_seating": rec.episodes,
-                    "seed": rec.seed,
-                    "runner": "aht_bench.evaluation.rollout (jitted)",
-                },
-                "build_seconds": round(time.perf_counter() - start, 1),
-            },
+            "recipe": _recipe_record(rec, members, time.perf_counter() - start),
         }
         sets.write_manifest(work, manifest)
         if out.exists():

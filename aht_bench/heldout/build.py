@@ -55,7 +55,7 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -88,10 +88,15 @@ class Candidate:
     source: dict[str, Any]  # how it was made (seed, config, training numbers)
 
 
-def recipe(task: str, version: str = "v1") -> Recipe:
-    """The recipe of `task` (id or alias) for `version`; a HeldoutBuildError lists the choices."""
+def recipe(task: str, version: str | None = None) -> Recipe:
+    """The recipe of `task` (id or alias) for `version` (default: the newest version with a
+    recipe for the task); a HeldoutBuildError lists the choices."""
     from aht_bench import envs
 
+    if version is None:
+        task_id = envs.resolve(task)
+        have = [v for v, table in recipes.RECIPES.items() if task_id in table]
+        version = have[-1] if have else next(iter(recipes.RECIPES))
     if version not in recipes.RECIPES:
         raise HeldoutBuildError(
             f"no build recipe for version {version!r}; versions with recipes: "
@@ -179,8 +184,7 @@ def _ippo_candidates(
     """The recipe's IPPO teams (trained or read from `work`) as candidates; a source with `tries`
     appends the teams it did not keep to `rejected`. `only=(source, team)` trains (or finds) that
     one team into `work` and returns no candidates (`train_unit`)."""
-    from aht_bench.algorithms import ippo
-    from aht_bench.policies.io import read_card, save_policy
+    from aht_bench.policies.io import read_card
     from aht_bench.training import presets
     from aht_bench.training.config import IPPOConfig
 
@@ -226,46 +230,8 @@ def _ippo_candidates(
                 (u, s, work / f"{stem}-c{u}-seat{s}.safetensors") for u in team_marks for s in seats
             ]
             if not all(p.is_file() for _, _, p in wanted):
-                log(f"training IPPO team {name} (seed {seed}, {steps:,} env steps)")
                 cfg = dataclasses.replace(config, checkpoint_updates=team_marks)
-                start = time.perf_counter()
-                tick, close = _progress(cfg.num_updates, name)
-                try:
-                    result = ippo.train(jax.random.PRNGKey(seed), cfg, 1, on_update=tick)
-                finally:
-                    close()
-                seconds = round(time.perf_counter() - start, 1)
-                curve = np.asarray(result.metrics["episode_return"][0], np.float64)
-                tail = curve[-max(1, len(curve) // 10) :]
-                final = float(np.nanmean(tail)) if np.any(np.isfinite(tail)) else None
-                log(f"  done in {seconds:.0f}s; self-play return at the end {final}")
-                net = ippo.network(cfg)
-                for update, seat, path in wanted:
-                    tree = (
-                        ippo.learner_params(result.state)
-                        if update is None
-                        else result.checkpoints[update]
-                    )
-                    prov = {
-                        "algorithm": "ippo (aht_bench.algorithms.ippo)",
-                        "preset": source.preset,
-                        "total_timesteps": steps,
-                        "seed": seed,
-                        "key": f"jax.random.PRNGKey({seed})",
-                        "seat": seat,
-                        "update": update if update is not None else cfg.num_updates,
-                        "train_seconds": seconds,
-                        "final_self_play_return": final,
-                        "onion_on_counter_reward": source.onion_on_counter_reward,
-                    }
-                    prov.update(_shaping_provenance(rec))
-                    prov.update(dict(source.shaping))
-                    save_policy(
-                        path,
-                        net,
-                        _seat_agent(tree, seat),
-                        {"task_id": rec.task_id, "provenance": prov},
-                    )
+                _train_ippo_team(rec, source, cfg, name, seed, wanted, log)
             final_return = read_card(wanted[0][2])["provenance"]["final_self_play_return"]
             if only is not None:
                 continue
@@ -283,20 +249,77 @@ def _ippo_candidates(
                     )
                 continue
             accepted += 1
-            for update in (None, *team_marks):
-                suffix = "" if update is None else f"_c{update}"
-                tag = stem if update is None else f"{stem}-c{update}"
-                files: list[tuple[int | None, Path]] = [
-                    (s if _pairs(env) else None, work / f"{tag}-seat{s}.safetensors") for s in seats
-                ]
-                loaded = [_cached_policy(p) for _, p in files]
-                assert all(x is not None for x in loaded)
-                card = read_card(files[0][1])
-                kind = source.kind if update is None else "ippo-checkpoint"
-                out.append(
-                    _make_candidate(env, f"{name}{suffix}", kind, loaded, files, card["provenance"])
-                )
+            out += [
+                _team_candidate(env, source.kind, name, stem, update, seats, work)
+                for update in (None, *team_marks)
+            ]
     return out
+
+
+def _train_ippo_team(
+    rec: Recipe,
+    source: recipes.IPPOSource,
+    cfg: Any,
+    name: str,
+    seed: int,
+    wanted: Sequence[tuple[int | None, int, Path]],
+    log: Log,
+) -> None:
+    """Train IPPO team `name` and save each (checkpoint update or None for the final one, seat)
+    agent of `wanted` to its path, its provenance on its card."""
+    from aht_bench.algorithms import ippo
+    from aht_bench.policies.io import save_policy
+
+    log(f"training IPPO team {name} (seed {seed}, {cfg.total_timesteps:,} env steps)")
+    start = time.perf_counter()
+    tick, close = _progress(cfg.num_updates, name)
+    try:
+        result = ippo.train(jax.random.PRNGKey(seed), cfg, 1, on_update=tick)
+    finally:
+        close()
+    seconds = round(time.perf_counter() - start, 1)
+    curve = np.asarray(result.metrics["episode_return"][0], np.float64)
+    tail = curve[-max(1, len(curve) // 10) :]
+    final = float(np.nanmean(tail)) if np.any(np.isfinite(tail)) else None
+    log(f"  done in {seconds:.0f}s; self-play return at the end {final}")
+    net = ippo.network(cfg)
+    for update, seat, path in wanted:
+        tree = ippo.learner_params(result.state) if update is None else result.checkpoints[update]
+        prov = {
+            "algorithm": "ippo (aht_bench.algorithms.ippo)",
+            "preset": source.preset,
+            "total_timesteps": cfg.total_timesteps,
+            "seed": seed,
+            "key": f"jax.random.PRNGKey({seed})",
+            "seat": seat,
+            "update": update if update is not None else cfg.num_updates,
+            "train_seconds": seconds,
+            "final_self_play_return": final,
+            "onion_on_counter_reward": source.onion_on_counter_reward,
+        }
+        prov.update(_shaping_provenance(rec))
+        prov.update(dict(source.shaping))
+        save_policy(
+            path, net, _seat_agent(tree, seat), {"task_id": rec.task_id, "provenance": prov}
+        )
+
+
+def _team_candidate(
+    env: Any, kind: str, name: str, stem: str, update: int | None, seats: tuple, work: Path
+) -> Candidate:
+    """The saved IPPO team `name` (its checkpoint `update`, or its final agents) as a candidate."""
+    from aht_bench.policies.io import read_card
+
+    suffix = "" if update is None else f"_c{update}"
+    tag = stem if update is None else f"{stem}-c{update}"
+    files: list[tuple[int | None, Path]] = [
+        (s if _pairs(env) else None, work / f"{tag}-seat{s}.safetensors") for s in seats
+    ]
+    loaded = [_cached_policy(p) for _, p in files]
+    assert all(x is not None for x in loaded)
+    card = read_card(files[0][1])
+    kind = kind if update is None else "ippo-checkpoint"
+    return _make_candidate(env, f"{name}{suffix}", kind, loaded, files, card["provenance"])
 
 
 def _make_candidate(
@@ -321,7 +344,6 @@ def _brdiv_candidates(
     """The recipe's BRDiv confederates (runs trained or read from `work`) as candidates; `only`
     trains (or finds) that one run into `work` and returns no candidates (`train_unit`)."""
     from aht_bench.algorithms import brdiv
-    from aht_bench.policies.io import read_card, save_policy
     from aht_bench.training import presets
     from aht_bench.training.config import IPPOConfig
 
@@ -366,73 +388,102 @@ def _brdiv_candidates(
             for role in ("conf", "br")
         }
         if not all(p.is_file() for p in paths.values()):
-            log(
-                f"training BRDiv run {run + 1} (seed {seed}, {n} pairs, "
-                f"{config.generation_timesteps:,} env steps)"
-            )
-            start = time.perf_counter()
-            state = brdiv.init_seeds(jax.random.PRNGKey(seed), config, 1)
-            metrics: dict[str, Any] = {}
-            from tqdm import tqdm
-
-            for _ in tqdm(range(config.generation_iterations), desc=stem, leave=False):
-                state, metrics = brdiv.iterate(state, config)
-            seconds = round(time.perf_counter() - start, 1)
-            sp = float(np.asarray(metrics.get("sp_return", [np.nan]))[0])
-            xp = float(np.asarray(metrics.get("xp_return", [np.nan]))[0])
-            log(f"  done in {seconds:.0f}s; SP return {sp:.3g}, XP return {xp:.3g}")
-            confs = brdiv.population(state, config, 0)
-            brs = brdiv.best_responses(state, config, 0)
-            for j in range(n):
-                for role, pop in (("conf", confs), ("br", brs)):
-                    prov = {
-                        "algorithm": "brdiv (aht_bench.algorithms.brdiv), generation stage",
-                        "preset": "quick",
-                        "population_size": n,
-                        "generation_timesteps": config.generation_timesteps,
-                        "xp_coef": config.xp_coef,
-                        "seed": seed,
-                        "key": f"jax.random.PRNGKey({seed})",
-                        "role": "confederate" if role == "conf" else "best response",
-                        "pair": j,
-                        "seat": conf_seat if role == "conf" else config.ego_seat,
-                        "train_seconds": seconds,
-                        "final_sp_return": sp,
-                        "final_xp_return": xp,
-                    }
-                    if custom:  # absent from the sets published before these fields
-                        prov["generation_ppo"] = source.ppo
-                        prov["rollout"] = f"{source.num_envs} envs x {source.rollout_length}"
-                    prov.update(_shaping_provenance(rec))
-                    params = jax.tree.map(lambda x, j=j: np.asarray(x[j]), pop.params)
-                    save_policy(
-                        paths[(j, role)],
-                        brdiv.networks(config).confederate
-                        if role == "conf"
-                        else brdiv.networks(config).best_response,
-                        params,
-                        {"task_id": rec.task_id, "provenance": prov},
-                    )
+            _train_brdiv_run(rec, config, run, seed, stem, custom, paths, log)
         if only is not None:
             continue
-        for j in range(n):
-            name = f"brdiv-conf{run + 1}_{j}"
-            conf = _cached_policy(paths[(j, "conf")])
-            assert conf is not None
-            prov = read_card(paths[(j, "conf")])["provenance"]
-            if _pairs(env):
-                br = _cached_policy(paths[(j, "br")])
-                assert br is not None
-                by_seat = {
-                    conf_seat: (conf, paths[(j, "conf")]),
-                    1 - conf_seat: (br, paths[(j, "br")]),
-                }
-                loaded = [by_seat[0][0], by_seat[1][0]]
-                files: list[tuple[int | None, Path]] = [(0, by_seat[0][1]), (1, by_seat[1][1])]
-            else:
-                loaded, files = [conf], [(None, paths[(j, "conf")])]  # type: ignore[list-item]
-            out.append(_make_candidate(env, name, "brdiv", loaded, files, prov))
+        out += [
+            _confederate(env, f"brdiv-conf{run + 1}_{j}", j, conf_seat, paths) for j in range(n)
+        ]
     return out
+
+
+def _train_brdiv_run(
+    rec: Recipe,
+    config: Any,
+    run: int,
+    seed: int,
+    stem: str,
+    custom: bool,
+    paths: dict[tuple[int, str], Path],
+    log: Log,
+) -> None:
+    """Train BRDiv run `run` (its generation stage) and save every pair's confederate and best
+    response to `paths[(pair, "conf" | "br")]`, their provenance on the cards."""
+    from tqdm import tqdm
+
+    from aht_bench.algorithms import brdiv
+    from aht_bench.policies.io import save_policy
+
+    source = rec.brdiv
+    assert source is not None
+    n = source.population_size
+    conf_seat = 1 - config.ego_seat
+    log(
+        f"training BRDiv run {run + 1} (seed {seed}, {n} pairs, "
+        f"{config.generation_timesteps:,} env steps)"
+    )
+    start = time.perf_counter()
+    state = brdiv.init_seeds(jax.random.PRNGKey(seed), config, 1)
+    metrics: dict[str, Any] = {}
+    for _ in tqdm(range(config.generation_iterations), desc=stem, leave=False):
+        state, metrics = brdiv.iterate(state, config)
+    seconds = round(time.perf_counter() - start, 1)
+    sp = float(np.asarray(metrics.get("sp_return", [np.nan]))[0])
+    xp = float(np.asarray(metrics.get("xp_return", [np.nan]))[0])
+    log(f"  done in {seconds:.0f}s; SP return {sp:.3g}, XP return {xp:.3g}")
+    confs = brdiv.population(state, config, 0)
+    brs = brdiv.best_responses(state, config, 0)
+    networks = brdiv.networks(config)
+    for j in range(n):
+        for role, pop in (("conf", confs), ("br", brs)):
+            prov = {
+                "algorithm": "brdiv (aht_bench.algorithms.brdiv), generation stage",
+                "preset": "quick",
+                "population_size": n,
+                "generation_timesteps": config.generation_timesteps,
+                "xp_coef": config.xp_coef,
+                "seed": seed,
+                "key": f"jax.random.PRNGKey({seed})",
+                "role": "confederate" if role == "conf" else "best response",
+                "pair": j,
+                "seat": conf_seat if role == "conf" else config.ego_seat,
+                "train_seconds": seconds,
+                "final_sp_return": sp,
+                "final_xp_return": xp,
+            }
+            if custom:  # absent from the sets published before these fields
+                prov["generation_ppo"] = source.ppo
+                prov["rollout"] = f"{source.num_envs} envs x {source.rollout_length}"
+            prov.update(_shaping_provenance(rec))
+            params = jax.tree.map(lambda x, j=j: np.asarray(x[j]), pop.params)
+            network = networks.confederate if role == "conf" else networks.best_response
+            save_policy(
+                paths[(j, role)], network, params, {"task_id": rec.task_id, "provenance": prov}
+            )
+
+
+def _confederate(
+    env: Any, name: str, j: int, conf_seat: int, paths: dict[tuple[int, str], Path]
+) -> Candidate:
+    """Pair `j`'s saved confederate as a candidate; on a divided layout with its best response
+    as the agent of the other side."""
+    from aht_bench.policies.io import read_card
+
+    conf = _cached_policy(paths[(j, "conf")])
+    assert conf is not None
+    prov = read_card(paths[(j, "conf")])["provenance"]
+    if _pairs(env):
+        br = _cached_policy(paths[(j, "br")])
+        assert br is not None
+        by_seat = {
+            conf_seat: (conf, paths[(j, "conf")]),
+            1 - conf_seat: (br, paths[(j, "br")]),
+        }
+        loaded = [by_seat[0][0], by_seat[1][0]]
+        files: list[tuple[int | None, Path]] = [(0, by_seat[0][1]), (1, by_seat[1][1])]
+    else:
+        loaded, files = [conf], [(None, paths[(j, "conf")])]  # type: ignore[list-item]
+    return _make_candidate(env, name, "brdiv", loaded, files, prov)
 
 
 def _heuristic_candidates(rec: Recipe) -> list[Candidate]:
@@ -632,17 +683,7 @@ def _train_br_until_plateau(
     state = driver.init_seeds(jax.random.split(jax.random.PRNGKey(seed), 1), br.init, config,
                               as_pool(mates))  # fmt: skip
     state_path = Path(str(path).removesuffix(".safetensors") + ".state.safetensors")
-    curve: list[float] = []
-    seconds = 0.0
-    if state_path.is_file():
-        try:
-            loaded, meta = checkpoint.load_state(state_path, state)
-        except checkpoint.CheckpointError as e:
-            log(f"  ignoring the unreadable chunk state {state_path.name}: {e}")
-        else:
-            if meta.get("partner_sha256") == partner:
-                state, curve, seconds = loaded, list(meta["curve"]), float(meta["train_seconds"])
-                log(f"  resuming the best response to {cand.name} after chunk {len(curve)}")
+    state, curve, seconds = _resume_chunks(state_path, state, partner, cand.name, log)
     while len(curve) < max_chunks and not plateaued(curve, plateau.tolerance, plateau.min_chunks):
         k = len(curve) + 1
         log(
@@ -684,16 +725,13 @@ def _train_br_until_plateau(
         "best_response_to": cand.name,
         "partner_sha256": partner,
         "train_seconds": round(seconds, 1),
-        "final_train_return": curve[-1] if curve and np.isfinite(curve[-1]) else None,
-        "chunk_timesteps": chunk_updates * config.batch_size,
-        "max_timesteps": config.num_updates * config.batch_size,
-        "plateau_tolerance": plateau.tolerance,
-        "learning_curve": [round(c, 6) if np.isfinite(c) else None for c in curve],
-        "learning_curve_note": "mean training return (base, the learner's stochastic policy) "
-        "per chunk",
-        "flat_at_end": flat,
-        "stopped": "plateau" if flat else "maximum budget",
-    }
+    } | _curve_provenance(
+        curve,
+        chunk_updates * config.batch_size,
+        config.num_updates * config.batch_size,
+        plateau.tolerance,
+        flat,
+    )
     prov.update(_shaping_provenance(rec))
     save_policy(path, br.network(config), params, {"task_id": rec.task_id, "provenance": prov})
     log(
@@ -702,6 +740,44 @@ def _train_br_until_plateau(
     )
     state_path.unlink(missing_ok=True)
     checkpoint.card_path(state_path).unlink(missing_ok=True)
+
+
+def _resume_chunks(
+    state_path: Path, state: Any, partner: str, name: str, log: Log
+) -> tuple[Any, list[float], float]:
+    """(train state, learning curve, seconds) saved after the last finished chunk of a best
+    response to the partner whose sha256 is `partner`; the fresh `state`, [] and 0 if none."""
+    from aht_bench.training import checkpoint
+
+    if not state_path.is_file():
+        return state, [], 0.0
+    try:
+        loaded, meta = checkpoint.load_state(state_path, state)
+    except checkpoint.CheckpointError as e:
+        log(f"  ignoring the unreadable chunk state {state_path.name}: {e}")
+        return state, [], 0.0
+    if meta.get("partner_sha256") != partner:
+        return state, [], 0.0
+    curve = list(meta["curve"])
+    log(f"  resuming the best response to {name} after chunk {len(curve)}")
+    return loaded, curve, float(meta["train_seconds"])
+
+
+def _curve_provenance(
+    curve: list[float], chunk_timesteps: int, max_timesteps: int, tolerance: float, flat: bool
+) -> dict[str, Any]:
+    """A plateau-trained best response's card fields about its learning curve."""
+    return {
+        "final_train_return": curve[-1] if curve and np.isfinite(curve[-1]) else None,
+        "chunk_timesteps": chunk_timesteps,
+        "max_timesteps": max_timesteps,
+        "plateau_tolerance": tolerance,
+        "learning_curve": [round(c, 6) if np.isfinite(c) else None for c in curve],
+        "learning_curve_note": "mean training return (base, the learner's stochastic policy) "
+        "per chunk",
+        "flat_at_end": flat,
+        "stopped": "plateau" if flat else "maximum budget",
+    }
 
 
 # ------------------------------------------------------------------------------------- bounds
@@ -942,6 +1018,222 @@ def train_unit(
 # ------------------------------------------------------------------------------------- build
 
 
+@dataclasses.dataclass(frozen=True)
+class _Played:
+    """What the build's evaluation measured: every partner (row) with every candidate
+    (column), and the example agents' returns."""
+
+    row_names: list[str]
+    row_kinds: list[str]
+    mean: np.ndarray  # (rows incl. example agents, candidates): mean over seatings, episodes
+    per_seating: np.ndarray  # (partners, candidates, seatings)
+    xp: np.ndarray  # (candidates, candidates): best response i with candidate j
+    examples: list[tuple[str, np.ndarray]]
+    example_upper: dict[str, dict[int, float]]  # file -> kept column -> upper CI of its return
+
+
+def _copy_member(cand: Candidate, tmp: Path) -> dict[str, Any]:
+    """A kept candidate's manifest entry without its bounds: a heuristic by name, a learned
+    member's weight file(s) copied into the set."""
+    entry: dict[str, Any] = {"name": cand.name, "kind": cand.kind}
+    if cand.kind == "heuristic":
+        entry["heuristic"] = cand.name
+        return entry
+    copied = []
+    for seat, path in cand.files:
+        rel = f"members/{cand.name}" + ("" if seat is None else f"-seat{seat}")
+        rel += ".safetensors"
+        _copy_policy(path, tmp / rel)
+        copied.append({"seat": seat, "file": rel, "sha256": _sha256(tmp / rel)})
+    if len(copied) == 1:
+        entry["file"], entry["sha256"] = copied[0]["file"], copied[0]["sha256"]
+    else:
+        entry["seat_files"] = copied
+        entry["plays"] = (
+            "by side: the agent trained on the side (left = seat 0, right = seat 1) "
+            "the member stands on (aht_bench.policies.seated.SeatPair)"
+        )
+    return entry
+
+
+def _copy_best_responses(cand: Candidate, provenance: list[dict], tmp: Path) -> list[dict]:
+    """The manifest's `best_responses` entry of a kept candidate, its files copied into the set."""
+    out = []
+    for prov in provenance:
+        rel = f"br/{cand.name}-seat{prov['learner_seat']}.safetensors"
+        _copy_policy(Path(prov["cache_file"]), tmp / rel)
+        info = {k: v for k, v in prov.items() if k != "cache_file"}
+        out.append(info | {"file": rel, "sha256": _sha256(tmp / rel)})
+    return out
+
+
+def _member_bounds(
+    rec: Recipe, j: int, cand: Candidate, partners: list[tuple[str, str, Any, Any]], p: _Played
+) -> dict[str, Any]:
+    """Candidate `j`'s bounds: Bounds v2 (the highest of every source, each listed) or v1 (its
+    own best response raised by the best partner)."""
+    br_return = float(p.xp[j, j])
+    per_seating = [float(v) for v in p.per_seating[j, j]]
+    if not _bounds_v2(rec):
+        column = [
+            {"partner": partners[r][0], "kind": partners[r][1], "return": float(p.mean[r, j])}
+            for r in range(len(partners))
+        ]
+        best = max(column, key=lambda c: c["return"])
+        upper = max(best["return"], br_return)
+        return {
+            "lower": 0.0,
+            "upper": upper,
+            "upper_set_by": best["partner"] if best["return"] > br_return else f"br_{cand.name}",
+            "best_response_return": br_return,
+            "best_response_return_per_seating": per_seating,
+            "raised_by": upper - br_return,
+        }
+    sources = [{"set_by": f"br_{cand.name}", "kind": "own best response", "value": br_return}]
+    sources += [
+        {"set_by": p.row_names[r], "kind": p.row_kinds[r], "value": float(p.mean[r, j])}
+        for r in range(len(p.row_names))
+        if r != j and p.row_kinds[r] != "example_agent"
+    ]
+    sources += [
+        {"set_by": rel, "kind": "example_agent",
+         "value": float(p.example_upper[rel][j]), "mean_return": float(r[j].mean()),
+         "statistic": "upper end of the per-member 95% CI (aht-bench evaluate's)"}
+        for rel, r in p.examples
+    ]  # fmt: skip
+    if rec.task_maximum is not None:
+        sources.append(
+            {"set_by": "task maximum", "kind": "task maximum", "value": float(rec.task_maximum)}
+        )
+    bound = upper_bound(sources)
+    return {
+        "lower": 0.0,
+        "upper": bound["upper"],
+        "upper_set_by": bound["upper_set_by"],
+        "upper_set_by_kind": bound["kind"],
+        "best_response_return": br_return,
+        "best_response_return_per_seating": per_seating,
+        "raised_by": bound["upper"] - br_return,
+        "upper_candidates": sources,
+    }
+
+
+def _recipe_record(rec: Recipe, version: str, seconds: float) -> dict[str, Any]:
+    """The manifest's `recipe`: the command that rebuilds the set and what went into it."""
+    return {
+        "command": f"aht-bench heldout build --task {rec.task_id} --version {version}",
+        "definition": _jsonable(dataclasses.asdict(rec)),
+        "seeds": {
+            "ippo": f"{IPPO_SEED} + source seed_offset + team",
+            "brdiv": f"{BRDIV_SEED} + run",
+            "best_response": f"{BR_SEED} + 10 * candidate index + seat",
+        },
+        "evaluation": {
+            "episodes_per_seating": rec.episodes,
+            "seed": rec.eval_seed,
+            "runner": "aht_bench.evaluation.rollout (jitted)",
+        },
+        "build_seconds": round(seconds, 1),
+    }
+
+
+def _cross_play_record(xp: np.ndarray, names: list[str], kept: list[int]) -> dict[str, Any]:
+    """The manifest's `cross_play`: the kept members' best-response cross-play matrix."""
+    sub = xp[np.ix_(kept, kept)]
+    k = len(kept)
+    return {
+        "rows": [f"br_{names[i]}" for i in kept],
+        "cols": [names[j] for j in kept],
+        "mean_return": sub.round(6).tolist(),
+        "diagonal_mean": float(np.diag(sub).mean()),
+        "off_diagonal_mean": float(sub[~np.eye(k, dtype=bool)].mean()) if k > 1 else float("nan"),
+        "note": "mean base return of each member's best response (row) with each member "
+        "(column), averaged over seatings and episodes",
+    }
+
+
+def _evaluate_partners(
+    rec: Recipe,
+    candidates: list[Candidate],
+    partners: list[tuple[str, str, Any, Any]],
+    seatings: tuple[tuple[int, ...], ...],
+    log: Log,
+) -> tuple[_Played, list[dict[str, Any]]]:
+    """Every partner and example agent with every candidate: (what was measured, the example
+    agents' build info)."""
+    from aht_bench.evaluation.evaluate import cross_play
+
+    log(
+        f"evaluating {len(partners)} partners with {len(candidates)} candidates, "
+        f"{rec.episodes} episodes per seating"
+    )
+    rows = TeammateSet([p[0] for p in partners], [(p[2], p[3]) for p in partners])
+    cols = TeammateSet([c.name for c in candidates], [(c.policy, c.params) for c in candidates])
+    returns = cross_play(rec.task_id, rows, cols, seatings, rec.episodes, rec.eval_seed)
+    per_seating = returns.mean(axis=3)  # (partners, candidates, seatings)
+    mean = per_seating.mean(axis=2)  # (partners, candidates)
+    row_names = [p[0] for p in partners]
+    row_kinds = [p[1] for p in partners]
+    examples, example_info = _example_agent_returns(rec, cols, seatings, log)
+    if examples:
+        mean = np.vstack([mean, *[r.mean(axis=(1, 2))[None] for _, r in examples]])
+        row_names += [rel for rel, _ in examples]
+        row_kinds += ["example_agent"] * len(examples)
+    played = _Played(row_names, row_kinds, mean, per_seating, mean[: len(candidates)], examples, {})
+    return played, example_info
+
+
+def manifest_head(
+    task_id: str, version: str, status: str, seatings: tuple[tuple[int, ...], ...]
+) -> dict[str, Any]:
+    """The fields every published set's manifest opens with: format, ids, `status`, the
+    versions it was built with, and its seatings."""
+    from aht_bench import __version__
+    from aht_bench.evaluation.record import library_versions
+
+    return {
+        "format": sets.FORMAT,
+        "format_version": sets.FORMAT_VERSION,
+        "set_id": f"{task_id}/{version}",
+        "version": version,
+        "status": status,
+        "task_id": task_id,
+        "env_id": task_id,
+        "package_version": __version__,
+        "libraries": library_versions(),
+        "jax_threefry_partitionable": bool(jax.config.values["jax_threefry_partitionable"]),
+        "seatings": [list(s) for s in seatings],
+    }
+
+
+def _kept_members(
+    rec: Recipe,
+    kept: list[int],
+    candidates: list[Candidate],
+    brs: list[tuple[Any, Any, list[dict]]],
+    partners: list[tuple[str, str, Any, Any]],
+    played: _Played,
+    tmp: Path,
+) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """(the manifest's members, its best_responses): every kept candidate with its files copied
+    into `tmp`, its bounds and its diversity numbers."""
+    members = []
+    br_entries: dict[str, list[dict[str, Any]]] = {}
+    for j in kept:
+        cand = candidates[j]
+        entry = _copy_member(cand, tmp)
+        entry["source"] = cand.source
+        br_entries[cand.name] = _copy_best_responses(cand, brs[j][2], tmp)
+        entry["bounds"] = _member_bounds(rec, j, cand, partners, played)
+        others = [i for i in kept if i != j]
+        entry["diversity"] = {
+            "own_best_response_return": float(played.xp[j, j]),
+            "other_best_responses_return": float(played.xp[others, j].mean()) if others else None,
+        }
+        members.append(entry)
+    return members, br_entries
+
+
 def build(
     task: str,
     version: str = "v1",
@@ -954,9 +1246,8 @@ def build(
 
     Refuses to overwrite an existing set (published sets are immutable). Returns the folder.
     """
-    from aht_bench import __version__, envs
-    from aht_bench.evaluation.evaluate import cross_play
-    from aht_bench.evaluation.record import library_versions
+    from aht_bench import envs
+    from aht_bench.evaluation.devset import make_partner
 
     rec = recipe(task, version)
     task_id = rec.task_id
@@ -981,196 +1272,53 @@ def build(
     candidates += _heuristic_candidates(rec)
     names = [c.name for c in candidates]
     brs = _best_responses(rec, env, candidates, cache, log)
-
-    from aht_bench.evaluation.devset import make_partner
-
     partners: list[tuple[str, str, Any, Any]] = [
         (f"br_{c.name}", "best_response", p, q)
         for c, (p, q, _) in zip(candidates, brs, strict=True)
-    ]
-    partners += [(c.name, c.kind, c.policy, c.params) for c in candidates]
+    ] + [(c.name, c.kind, c.policy, c.params) for c in candidates]
     partners += [(n, "heuristic", make_partner(task_id, n), None) for n in rec.extra_partners]
-    log(
-        f"evaluating {len(partners)} partners with {len(candidates)} candidates, "
-        f"{rec.episodes} episodes per seating"
-    )
-    rows = TeammateSet([p[0] for p in partners], [(p[2], p[3]) for p in partners])
-    cols = TeammateSet(names, [(c.policy, c.params) for c in candidates])
-    returns = cross_play(task_id, rows, cols, seatings, rec.episodes, rec.eval_seed)
-    per_seating = returns.mean(axis=3)  # (partners, candidates, seatings)
-    mean = per_seating.mean(axis=2)  # (partners, candidates)
-    row_names = [p[0] for p in partners]
-    row_kinds = [p[1] for p in partners]
-    examples, example_info = _example_agent_returns(rec, cols, seatings, log)
-    if examples:
-        mean = np.vstack([mean, *[r.mean(axis=(1, 2))[None] for _, r in examples]])
-        row_names += [rel for rel, _ in examples]
-        row_kinds += ["example_agent"] * len(examples)
-    nc = len(candidates)
-    xp = mean[:nc]  # best response i (row) with candidate j (column)
-    kept, pruned = select(xp, names, rec.min_competence, rec.min_gap)
+    played, example_info = _evaluate_partners(rec, candidates, partners, seatings, log)
+    kept, pruned = select(played.xp, names, rec.min_competence, rec.min_gap)
     pruned = rejected + pruned
     for p in pruned:
         log(f"pruned {p['name']}: {p['reason']}")
     # an example agent's candidate bound: its upper CI with the kept members (the published set)
-    example_upper = {
-        rel: dict(zip(kept, _example_upper_returns(r[kept], rec.eval_seed), strict=True))
-        for rel, r in examples
-    }
+    for rel, r in played.examples:
+        upper = _example_upper_returns(r[kept], rec.eval_seed)
+        played.example_upper[rel] = dict(zip(kept, upper, strict=True))
 
     tmp = sets.staging_folder(out)
     try:
-        members = []
-        br_entries: dict[str, list[dict[str, Any]]] = {}
-        for j in kept:
-            cand = candidates[j]
-            entry: dict[str, Any] = {"name": cand.name, "kind": cand.kind}
-            if cand.kind == "heuristic":
-                entry["heuristic"] = cand.name
-            else:
-                copied = []
-                for seat, path in cand.files:
-                    rel = f"members/{cand.name}" + ("" if seat is None else f"-seat{seat}")
-                    rel += ".safetensors"
-                    _copy_policy(path, tmp / rel)
-                    copied.append({"seat": seat, "file": rel, "sha256": _sha256(tmp / rel)})
-                if len(copied) == 1:
-                    entry["file"], entry["sha256"] = copied[0]["file"], copied[0]["sha256"]
-                else:
-                    entry["seat_files"] = copied
-                    entry["plays"] = (
-                        "by side: the agent trained on the side (left = seat 0, right = seat 1) "
-                        "the member stands on (aht_bench.policies.seated.SeatPair)"
-                    )
-            entry["source"] = cand.source
-            br_list = []
-            for prov in brs[j][2]:
-                rel = f"br/{cand.name}-seat{prov['learner_seat']}.safetensors"
-                _copy_policy(Path(prov["cache_file"]), tmp / rel)
-                info = {k: v for k, v in prov.items() if k != "cache_file"}
-                br_list.append(info | {"file": rel, "sha256": _sha256(tmp / rel)})
-            br_entries[cand.name] = br_list
-            br_return = float(xp[j, j])
-            if _bounds_v2(rec):
-                sources = [{"set_by": f"br_{cand.name}", "kind": "own best response",
-                            "value": br_return}]  # fmt: skip
-                sources += [
-                    {"set_by": row_names[r], "kind": row_kinds[r], "value": float(mean[r, j])}
-                    for r in range(len(row_names))
-                    if r != j and row_kinds[r] != "example_agent"
-                ]
-                sources += [
-                    {"set_by": rel, "kind": "example_agent",
-                     "value": float(example_upper[rel][j]), "mean_return": float(r[j].mean()),
-                     "statistic": "upper end of the per-member 95% CI (aht-bench evaluate's)"}
-                    for rel, r in examples
-                ]  # fmt: skip
-                if rec.task_maximum is not None:
-                    sources.append(
-                        {"set_by": "task maximum", "kind": "task maximum",
-                         "value": float(rec.task_maximum)}
-                    )  # fmt: skip
-                bound = upper_bound(sources)
-                upper = bound["upper"]
-                entry["bounds"] = {
-                    "lower": 0.0,
-                    "upper": upper,
-                    "upper_set_by": bound["upper_set_by"],
-                    "upper_set_by_kind": bound["kind"],
-                    "best_response_return": br_return,
-                    "best_response_return_per_seating": [float(v) for v in per_seating[j, j]],
-                    "raised_by": upper - br_return,
-                    "upper_candidates": sources,
-                }
-            else:
-                column = [
-                    {"partner": partners[r][0], "kind": partners[r][1],
-                     "return": float(mean[r, j])}
-                    for r in range(len(partners))
-                ]  # fmt: skip
-                best = max(column, key=lambda c: c["return"])
-                upper = max(best["return"], br_return)
-                entry["bounds"] = {
-                    "lower": 0.0,
-                    "upper": upper,
-                    "upper_set_by": best["partner"]
-                    if best["return"] > br_return
-                    else f"br_{cand.name}",
-                    "best_response_return": br_return,
-                    "best_response_return_per_seating": [float(v) for v in per_seating[j, j]],
-                    "raised_by": upper - br_return,
-                }
-            others = [i for i in kept if i != j]
-            entry["diversity"] = {
-                "own_best_response_return": br_return,
-                "other_best_responses_return": float(xp[others, j].mean()) if others else None,
-            }
-            members.append(entry)
-        if _bounds_v2(rec) and examples:
-            _settle_example_rounding(members, [r[kept] for _, r in examples], rec.eval_seed, log)
-
-        sub = xp[np.ix_(kept, kept)]
-        k = len(kept)
-        off_mask = ~np.eye(k, dtype=bool)
-        diag_mean = float(np.diag(sub).mean())
-        off_mean = float(sub[off_mask].mean()) if k > 1 else float("nan")
-        manifest = {
-            "format": sets.FORMAT,
-            "format_version": sets.FORMAT_VERSION,
-            "set_id": f"{task_id}/{version}",
-            "version": version,
-            "status": (
-                f"PUBLISHED heldout set {version}: immutable (a change that would change "
-                "scores is a new version)"
-            ),
-            "task_id": task_id,
-            "env_id": task_id,
-            "package_version": __version__,
-            "libraries": library_versions(),
-            "jax_threefry_partitionable": bool(jax.config.values["jax_threefry_partitionable"]),
-            "seatings": [list(s) for s in seatings],
+        members, br_entries = _kept_members(rec, kept, candidates, brs, partners, played, tmp)
+        if _bounds_v2(rec) and played.examples:
+            _settle_example_rounding(
+                members, [r[kept] for _, r in played.examples], rec.eval_seed, log
+            )
+        cross = _cross_play_record(played.xp, names, kept)
+        status = (
+            f"PUBLISHED heldout set {version}: immutable (a change that would change scores is "
+            "a new version)"
+        )
+        manifest = manifest_head(task_id, version, status, seatings) | {
             "members": members,
             "best_responses": br_entries,
-            "cross_play": {
-                "rows": [f"br_{names[i]}" for i in kept],
-                "cols": [names[j] for j in kept],
-                "mean_return": sub.round(6).tolist(),
-                "diagonal_mean": diag_mean,
-                "off_diagonal_mean": off_mean,
-                "note": "mean base return of each member's best response (row) with each member "
-                "(column), averaged over seatings and episodes",
-            },
+            "cross_play": cross,
             "pruned": pruned,
             "candidates": {
                 "names": names,
                 "kinds": [c.kind for c in candidates],
-                "best_response_xp": xp.round(6).tolist(),
+                "best_response_xp": played.xp.round(6).tolist(),
             },
             "partner_returns": {
-                "rows": row_names,
+                "rows": played.row_names,
                 "cols": names,
-                "mean_return": mean.round(6).tolist(),
-            },
-            "recipe": {
-                "command": f"aht-bench heldout build --task {task_id} --version {version}",
-                "definition": _jsonable(dataclasses.asdict(rec)),
-                "seeds": {
-                    "ippo": f"{IPPO_SEED} + source seed_offset + team",
-                    "brdiv": f"{BRDIV_SEED} + run",
-                    "best_response": f"{BR_SEED} + 10 * candidate index + seat",
-                },
-                "evaluation": {
-                    "episodes_per_seating": rec.episodes,
-                    "seed": rec.eval_seed,
-                    "runner": "aht_bench.evaluation.rollout (jitted)",
-                },
-                "build_seconds": round(time.perf_counter() - start, 1),
-            },
+                "mean_return": played.mean.round(6).tolist(),
+            }
+            | ({"kinds": played.row_kinds} if _bounds_v2(rec) else {}),
+            "recipe": _recipe_record(rec, version, time.perf_counter() - start),
         }
         if _bounds_v2(rec):
-            manifest["partner_returns"]["kinds"] = row_kinds
-            manifest["example_agents"] = example_info
-            manifest["bounds_procedure"] = BOUNDS_V2
+            manifest |= {"example_agents": example_info, "bounds_procedure": BOUNDS_V2}
         sets.write_manifest(tmp, manifest)
         if out.exists():
             out.rmdir()  # empty (checked above)
@@ -1179,8 +1327,8 @@ def build(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     log(
-        f"wrote {out}/: {len(kept)} of {nc} candidates kept; cross-play diagonal mean "
-        f"{diag_mean:.4g}, off-diagonal mean {off_mean:.4g}; "
+        f"wrote {out}/: {len(kept)} of {len(candidates)} candidates kept; cross-play diagonal "
+        f"mean {cross['diagonal_mean']:.4g}, off-diagonal mean {cross['off_diagonal_mean']:.4g}; "
         f"{time.perf_counter() - start:.0f}s"
     )
     return out

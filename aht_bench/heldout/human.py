@@ -1147,45 +1147,11 @@ def upper_bound_sources(
     return sources, [info | protocol for info in example_info], [r for _, r in examples]
 
 
-def build(
-    task: str,
-    out: str | os.PathLike[str] | None = None,
-    *,
-    version: str | None = None,
-    data_dir: str | os.PathLike[str] | None = None,
-    seed: int = 0,
-    config: BCConfig | None = None,
-    log: Log = print,
-) -> Path:
-    """Build the human-proxy set `version` of `task` into `out` (default
-    heldout/<task_id>/<version>/); fetches the data first if needed. Returns the folder.
-    `version` None: the one built on the task's version (`resolve_task`).
-
-    `seed` seeds the proxy's BC (`seed`) and the partner's (`seed + 1`): initialisation,
-    validation trials and minibatch order. Refuses to overwrite an existing set.
-    """
-    from aht_bench import __version__, envs
-    from aht_bench.evaluation import sets
-    from aht_bench.evaluation.evaluate import cross_play
-    from aht_bench.evaluation.record import library_versions
-    from aht_bench.policies.io import save_policy
-    from aht_bench.policies.networks import MLPActorCritic
-    from aht_bench.policies.population import TeammateSet
-
-    cfg = config or BCConfig()
-    task_id, proxy = resolve_task(task, version)
-    data_layout = DATA_LAYOUTS[task_id]
-    folder = Path(out) if out is not None else sets.heldout_root() / task_id / proxy.name
-    if folder.exists() and any(folder.iterdir()):
-        raise HumanDataError(
-            f"{folder} already exists and is not empty: a published set is never overwritten; "
-            "build into another folder with out=, or delete it first if it was never published"
-        )
-    start = time.perf_counter()
-    cache = fetch(data_dir, log)
-    env = envs.make(task_id)
-    seatings = sets.default_seatings(task_id, env.num_agents)
-
+def _replay_splits(
+    env: Any, data_layout: str, proxy: ProxyVersion, cache: Path, log: Log
+) -> tuple[dict[str, Replay], dict[str, dict[str, Any]]]:
+    """Every split's trials of `data_layout` replayed through `env`: (replay per split, the
+    manifest's numbers per split)."""
     replays: dict[str, Replay] = {}
     splits: dict[str, dict[str, Any]] = {}
     for split in SPLITS:
@@ -1203,56 +1169,88 @@ def build(
             "replay_full_match_rate": rep.full_match_rate,
         }
         log(
-            f"{task_id} {split}: {len(trials)} trials, {len(rep.actions)} joint steps; replay "
-            f"match {rep.match_rate:.4%} (full {rep.full_match_rate:.4%}) "
+            f"{env.task_id} {split}: {len(trials)} trials, {len(rep.actions)} joint steps; "
+            f"replay match {rep.match_rate:.4%} (full {rep.full_match_rate:.4%}) "
             f"[{time.perf_counter() - t0:.0f}s]"
         )
+    return replays, splits
 
-    network = MLPActorCritic(env.obs_dim, env.num_actions, 1, cfg.hidden)
-    trained: dict[str, tuple[Any, dict[str, Any]]] = {}
-    for name, split, other, net_seed in (
-        ("human_proxy", "test", "train", seed),
-        ("bc_partner", "train", "test", seed + 1),
-    ):
-        rep = replays[split]
-        trials = np.unique(rep.trial)  # the data's trial indices, ascending
-        workers = np.asarray(splits[split]["workers"])  # in the same order
-        rng = np.random.default_rng(net_seed)
-        n_val = max(1, int(round(cfg.validation_fraction * len(trials))))
-        if n_val >= len(trials):
-            raise HumanDataError(f"{split} split has too few trials to hold one out")
-        val_trials = np.sort(rng.choice(trials, n_val, replace=False))
-        is_val = np.isin(rep.trial, val_trials)
-        log(
-            f"{name}: BC on the {split} split, {len(trials) - n_val} trials "
-            f"({2 * int((~is_val).sum())} transitions), {n_val} held out for early stopping"
-        )
-        t0 = time.perf_counter()
-        params, record = train_bc(
-            jax.random.PRNGKey(net_seed),
-            network,
-            *_transitions(rep, ~is_val),
-            *_transitions(rep, is_val),
-            cfg,
-            log,
-        )
-        everything = np.ones(len(replays[other].trial), bool)
-        held_out = evaluate_bc(network, params, *_transitions(replays[other], everything))
-        validation = evaluate_bc(network, params, *_transitions(rep, is_val))
-        record |= {
-            "trained_on": f"{split} split",
-            "seed": net_seed,
-            "validation_trials": [int(t) for t in val_trials],
-            "validation_workers": [int(w) for w in workers[np.searchsorted(trials, val_trials)]],
-            "train_seconds": round(time.perf_counter() - t0, 1),
-            "held_out": {"split": other} | held_out,
-            "validation": validation,
-        }
-        log(
-            f"  held-out ({other} split) action accuracy {held_out['action_accuracy']:.4f} "
-            f"(majority action {held_out['majority_action_accuracy']:.4f})"
-        )
-        trained[name] = (params, record)
+
+def _clone(
+    name: str,
+    split: str,
+    other: str,
+    net_seed: int,
+    network: Any,
+    replays: dict[str, Replay],
+    splits: dict[str, dict[str, Any]],
+    cfg: BCConfig,
+    log: Log,
+) -> tuple[Any, dict[str, Any]]:
+    """(params, record) of the BC model `name` trained on `split` (a validation share of its
+    trials held out for early stopping), scored on the `other` split."""
+    rep = replays[split]
+    trials = np.unique(rep.trial)  # the data's trial indices, ascending
+    workers = np.asarray(splits[split]["workers"])  # in the same order
+    rng = np.random.default_rng(net_seed)
+    n_val = max(1, int(round(cfg.validation_fraction * len(trials))))
+    if n_val >= len(trials):
+        raise HumanDataError(f"{split} split has too few trials to hold one out")
+    val_trials = np.sort(rng.choice(trials, n_val, replace=False))
+    is_val = np.isin(rep.trial, val_trials)
+    log(
+        f"{name}: BC on the {split} split, {len(trials) - n_val} trials "
+        f"({2 * int((~is_val).sum())} transitions), {n_val} held out for early stopping"
+    )
+    t0 = time.perf_counter()
+    params, record = train_bc(
+        jax.random.PRNGKey(net_seed),
+        network,
+        *_transitions(rep, ~is_val),
+        *_transitions(rep, is_val),
+        cfg,
+        log,
+    )
+    everything = np.ones(len(replays[other].trial), bool)
+    held_out = evaluate_bc(network, params, *_transitions(replays[other], everything))
+    validation = evaluate_bc(network, params, *_transitions(rep, is_val))
+    record |= {
+        "trained_on": f"{split} split",
+        "seed": net_seed,
+        "validation_trials": [int(t) for t in val_trials],
+        "validation_workers": [int(w) for w in workers[np.searchsorted(trials, val_trials)]],
+        "train_seconds": round(time.perf_counter() - t0, 1),
+        "held_out": {"split": other} | held_out,
+        "validation": validation,
+    }
+    log(
+        f"  held-out ({other} split) action accuracy {held_out['action_accuracy']:.4f} "
+        f"(majority action {held_out['majority_action_accuracy']:.4f})"
+    )
+    return params, record
+
+
+def _summary(returns: np.ndarray) -> dict[str, Any]:
+    """Mean, per-seating mean and std of (seatings, episodes) returns."""
+    return {
+        "return": float(returns.mean()),
+        "return_per_seating": [float(r.mean()) for r in returns],
+        "return_std": float(returns.std()),
+    }
+
+
+def _play_models(
+    task_id: str,
+    network: Any,
+    trained: dict[str, tuple[Any, dict[str, Any]]],
+    seatings: tuple[tuple[int, ...], ...],
+    cfg: BCConfig,
+    log: Log,
+) -> tuple[Any, dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """(the proxy as a TeammateSet, the proxy's self-play, the BC partner's self-play, the two
+    together): returns over the build's evaluation protocol."""
+    from aht_bench.evaluation.evaluate import cross_play
+    from aht_bench.policies.population import TeammateSet
 
     team = TeammateSet(
         ["human_proxy", "bc_partner"],
@@ -1267,22 +1265,30 @@ def build(
     partner_sp = cross_play(
         task_id, partner_only, partner_only, seatings, cfg.episodes, cfg.eval_seed
     )
-
-    def summary(returns: np.ndarray) -> dict[str, Any]:
-        return {
-            "return": float(returns.mean()),
-            "return_per_seating": [float(r.mean()) for r in returns],
-            "return_std": float(returns.std()),
-        }
-
-    proxy_sp = summary(with_proxy[0, 0])
-    partner_sp_s = summary(partner_sp[0, 0])
-    mixed = summary(with_proxy[1, 0])
+    proxy_sp = _summary(with_proxy[0, 0])
+    partner_sp_s = _summary(partner_sp[0, 0])
+    mixed = _summary(with_proxy[1, 0])
     log(
         f"  self-play: human_proxy {proxy_sp['return']:.2f}, "
         f"bc_partner {partner_sp_s['return']:.2f}; "
         f"human_proxy with bc_partner {mixed['return']:.2f} [{time.perf_counter() - t0:.0f}s]"
     )
+    return proxy_only, proxy_sp, partner_sp_s, mixed
+
+
+def _proxy_bounds(
+    task_id: str,
+    proxy: ProxyVersion,
+    proxy_only: Any,
+    seatings: tuple[tuple[int, ...], ...],
+    proxy_sp: dict[str, Any],
+    mixed: dict[str, Any],
+    cfg: BCConfig,
+    log: Log,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(the human proxy's bounds, the example agents' build info): its self-play return
+    (human-proxy-v1), or Bounds v2, the highest return a partner measured in the build reaches
+    with it (raised, where the version says so, until no example agent's upper CI is above 1)."""
     if proxy_sp["return"] <= 0:
         raise HumanDataError(
             f"{task_id}: the human proxy never scores in self-play, so it has no upper bound"
@@ -1293,86 +1299,231 @@ def build(
         "upper_set_by": "human_proxy self-play",
         "self_play_return_per_seating": proxy_sp["return_per_seating"],
     }
-    example_info: list[dict[str, Any]] = []
-    if proxy.bounds_v2:
-        from aht_bench.heldout.build import upper_bound
+    if not proxy.bounds_v2:
+        return bounds, []
+    from aht_bench.heldout.build import _fit_example_bounds, upper_bound
 
-        t0 = time.perf_counter()
-        sources, example_info, example_returns = upper_bound_sources(
-            task_id, proxy_only, seatings, proxy_sp["return"], mixed["return"], cfg, log, proxy
-        )
-        bound = upper_bound(sources)
-        bounds = {
-            "lower": 0.0,
-            "upper": bound["upper"],
-            "upper_set_by": bound["upper_set_by"],
-            "upper_set_by_kind": bound["kind"],
-            "self_play_return": proxy_sp["return"],
-            "self_play_return_per_seating": proxy_sp["return_per_seating"],
-            "raised_by": bound["upper"] - proxy_sp["return"],
-            "upper_candidates": sources,
+    t0 = time.perf_counter()
+    sources, example_info, example_returns = upper_bound_sources(
+        task_id, proxy_only, seatings, proxy_sp["return"], mixed["return"], cfg, log, proxy
+    )
+    bound = upper_bound(sources)
+    bounds = {
+        "lower": 0.0,
+        "upper": bound["upper"],
+        "upper_set_by": bound["upper_set_by"],
+        "upper_set_by_kind": bound["kind"],
+        "self_play_return": proxy_sp["return"],
+        "self_play_return_per_seating": proxy_sp["return_per_seating"],
+        "raised_by": bound["upper"] - proxy_sp["return"],
+        "upper_candidates": sources,
+    }
+    if proxy.example_upper_ci and example_returns:
+        (fitted,) = _fit_example_bounds(np.array([bound["upper"]]), example_returns, cfg.eval_seed)
+        if fitted != bound["upper"]:
+            bounds["rounding_raise"] = float(fitted) - bound["upper"]
+            bounds["upper"] = float(fitted)
+            bounds["raised_by"] = float(fitted) - proxy_sp["return"]
+            log(f"  upper bound raised by {bounds['rounding_raise']:.3g} (rounding)")
+    log(
+        f"  Bounds v2: upper {bounds['upper']:.2f} set by {bound['upper_set_by']} "
+        f"(self-play {proxy_sp['return']:.2f}) [{time.perf_counter() - t0:.0f}s]"
+    )
+    return bounds, example_info
+
+
+def _save_models(
+    task_id: str,
+    data_layout: str,
+    network: Any,
+    trained: dict[str, tuple[Any, dict[str, Any]]],
+    work: Path,
+) -> dict[str, dict[str, str]]:
+    """Save both BC models into `work`; per model its file and sha256."""
+    from aht_bench.policies.io import save_policy
+
+    files = {}
+    for name, (params, record) in trained.items():
+        rel = f"{name}.safetensors"
+        provenance = {
+            "algorithm": "behaviour cloning (aht_bench.heldout.human.train_bc)",
+            "data": f"Carroll et al. 2019 human-human trials, {record['trained_on']}, "
+            f"layout {data_layout} (overcooked-ai {OVERCOOKED_AI_VERSION})",
+            "seed": record["seed"],
+            "best_epoch": record["best_epoch"],
         }
-        if proxy.example_upper_ci and example_returns:
-            from aht_bench.heldout.build import _fit_example_bounds
+        save_policy(work / rel, network, params, {"task_id": task_id, "provenance": provenance})
+        files[name] = {"file": rel, "sha256": sha256_file(work / rel)}
+    return files
 
-            (fitted,) = _fit_example_bounds(
-                np.array([bound["upper"]]), example_returns, cfg.eval_seed
-            )
-            if fitted != bound["upper"]:
-                bounds["rounding_raise"] = float(fitted) - bound["upper"]
-                bounds["upper"] = float(fitted)
-                bounds["raised_by"] = float(fitted) - proxy_sp["return"]
-                log(f"  upper bound raised by {bounds['rounding_raise']:.3g} (rounding)")
-        log(
-            f"  Bounds v2: upper {bounds['upper']:.2f} set by {bound['upper_set_by']} "
-            f"(self-play {proxy_sp['return']:.2f}) [{time.perf_counter() - t0:.0f}s]"
+
+def _model_numbers(record: dict[str, Any], sp: dict[str, Any]) -> dict[str, Any]:
+    """The manifest's `results` entry of one BC model."""
+    return {
+        "trained_on": record["trained_on"],
+        "held_out_split": record["held_out"]["split"],
+        "held_out_action_accuracy": record["held_out"]["action_accuracy"],
+        "held_out_cross_entropy": record["held_out"]["cross_entropy"],
+        "held_out_majority_action_accuracy": record["held_out"]["majority_action_accuracy"],
+        "held_out_transitions": record["held_out"]["transitions"],
+        "validation_action_accuracy": record["validation"]["action_accuracy"],
+        "self_play_return": sp["return"],
+        "self_play_return_per_seating": sp["return_per_seating"],
+    }
+
+
+def _results(
+    trained: dict[str, tuple[Any, dict[str, Any]]],
+    proxy_sp: dict[str, Any],
+    partner_sp: dict[str, Any],
+    mixed: dict[str, Any],
+) -> dict[str, Any]:
+    """The manifest's `results`: each model's numbers and the two playing together."""
+    return {
+        "human_proxy": _model_numbers(trained["human_proxy"][1], proxy_sp),
+        "bc_partner": _model_numbers(trained["bc_partner"][1], partner_sp),
+        "human_proxy_with_bc_partner": {
+            "return": mixed["return"],
+            "return_per_seating": mixed["return_per_seating"],
+            "note": "seating s: the BC partner in seat s, the proxy in the other",
+        },
+    }
+
+
+def _bounds_v2_fields(bounds: dict[str, Any], example_info: list[dict]) -> dict[str, Any]:
+    """What a Bounds v2 human-proxy manifest adds (its `status` replaces v1's)."""
+    candidates = bounds["upper_candidates"]
+    return {
+        "status": (
+            "PUBLISHED human-proxy set: a behaviour-cloned model of the Carroll et al. "
+            "(2019) test-split humans, normalised by Bounds v2 (the highest return any "
+            "partner measured in the build reached with it; human-proxy-v1: its self-play "
+            "return); immutable"
+        ),
+        "partner_returns": {
+            "rows": [c["set_by"] for c in candidates],
+            "kinds": [c["kind"] for c in candidates],
+            "cols": ["human_proxy"],
+            "mean_return": [[round(c["value"], 6)] for c in candidates],
+        },
+        "example_agents": example_info,
+        "bounds_procedure": BOUNDS_V2,
+    }
+
+
+def _source(data_layout: str, proxy: ProxyVersion, splits: dict[str, Any]) -> dict[str, Any]:
+    """The manifest's `source`: the data the proxies were cloned from."""
+    return {
+        "dataset": "Carroll et al. 2019 human-human Overcooked trials",
+        "overcooked_ai_version": OVERCOOKED_AI_VERSION,
+        "sdist": SDIST_FILENAME,
+        "sdist_sha256": SDIST_SHA256,
+        "pickles": {s: {"member": m, "sha256": d} for s, (m, d) in PICKLES.items()},
+        "data_layout": data_layout,
+        "splits": splits,
+        "seats": proxy.seats,
+        "observation_step": "max(0, 400 - steps left in the human trial)",
+    }
+
+
+def _build_recipe(
+    task_id: str,
+    proxy: ProxyVersion,
+    seed: int,
+    cfg: BCConfig,
+    network: Any,
+    trained: dict[str, tuple[Any, dict[str, Any]]],
+    seconds: float,
+) -> dict[str, Any]:
+    """The manifest's `recipe`: the command that rebuilds the set and what went into it."""
+    return {
+        # v1 and v2 recorded no version (then the only one per task version); from v3 on
+        # the command names it, so it still builds this set once a newer one exists
+        "command": 'python -c "from aht_bench.heldout.human import build; '
+        + (
+            f"build('{task_id}', seed={seed})\""
+            if proxy.name in ("human-proxy-v1", "human-proxy-v2")
+            else f"build('{task_id}', version='{proxy.name}', seed={seed})\""
+        ),
+        "bc": dataclasses.asdict(cfg) | {"hidden": list(cfg.hidden)},
+        "network": network.config(),
+        "seeds": {"human_proxy": seed, "bc_partner": seed + 1},
+        "training": {
+            name: {k: v for k, v in rec.items() if k not in ("held_out", "validation")}
+            for name, (_, rec) in trained.items()
+        },
+        "evaluation": {
+            "episodes_per_seating": cfg.episodes,
+            "seed": cfg.eval_seed,
+            "runner": "aht_bench.evaluation.evaluate.cross_play (jitted)",
+        },
+        "build_seconds": round(seconds, 1),
+    }
+
+
+def build(
+    task: str,
+    out: str | os.PathLike[str] | None = None,
+    *,
+    version: str | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+    seed: int = 0,
+    config: BCConfig | None = None,
+    log: Log = print,
+) -> Path:
+    """Build the human-proxy set `version` of `task` into `out` (default
+    heldout/<task_id>/<version>/); fetches the data first if needed. Returns the folder.
+    `version` None: the one built on the task's version (`resolve_task`).
+
+    `seed` seeds the proxy's BC (`seed`) and the partner's (`seed + 1`): initialisation,
+    validation trials and minibatch order. Refuses to overwrite an existing set.
+    """
+    from aht_bench import envs
+    from aht_bench.evaluation import sets
+    from aht_bench.heldout.build import manifest_head
+    from aht_bench.policies.networks import MLPActorCritic
+
+    cfg = config or BCConfig()
+    task_id, proxy = resolve_task(task, version)
+    data_layout = DATA_LAYOUTS[task_id]
+    folder = Path(out) if out is not None else sets.heldout_root() / task_id / proxy.name
+    if folder.exists() and any(folder.iterdir()):
+        raise HumanDataError(
+            f"{folder} already exists and is not empty: a published set is never overwritten; "
+            "build into another folder with out=, or delete it first if it was never published"
         )
+    start = time.perf_counter()
+    cache = fetch(data_dir, log)
+    env = envs.make(task_id)
+    seatings = sets.default_seatings(task_id, env.num_agents)
+    replays, splits = _replay_splits(env, data_layout, proxy, cache, log)
+
+    network = MLPActorCritic(env.obs_dim, env.num_actions, 1, cfg.hidden)
+    trained = {
+        name: _clone(name, split, other, net_seed, network, replays, splits, cfg, log)
+        for name, split, other, net_seed in (
+            ("human_proxy", "test", "train", seed),
+            ("bc_partner", "train", "test", seed + 1),
+        )
+    }
+
+    proxy_only, proxy_sp, partner_sp_s, mixed = _play_models(
+        task_id, network, trained, seatings, cfg, log
+    )
+    bounds, example_info = _proxy_bounds(
+        task_id, proxy, proxy_only, seatings, proxy_sp, mixed, cfg, log
+    )
 
     work = sets.staging_folder(folder)
     try:
-        files = {}
-        for name, (params, record) in trained.items():
-            rel = f"{name}.safetensors"
-            provenance = {
-                "algorithm": "behaviour cloning (aht_bench.heldout.human.train_bc)",
-                "data": f"Carroll et al. 2019 human-human trials, {record['trained_on']}, "
-                f"layout {data_layout} (overcooked-ai {OVERCOOKED_AI_VERSION})",
-                "seed": record["seed"],
-                "best_epoch": record["best_epoch"],
-            }
-            save_policy(work / rel, network, params, {"task_id": task_id, "provenance": provenance})
-            files[name] = {"file": rel, "sha256": sha256_file(work / rel)}
+        files = _save_models(task_id, data_layout, network, trained, work)
 
-        def numbers(name: str, sp: dict[str, Any]) -> dict[str, Any]:
-            record = trained[name][1]
-            return {
-                "trained_on": record["trained_on"],
-                "held_out_split": record["held_out"]["split"],
-                "held_out_action_accuracy": record["held_out"]["action_accuracy"],
-                "held_out_cross_entropy": record["held_out"]["cross_entropy"],
-                "held_out_majority_action_accuracy": record["held_out"]["majority_action_accuracy"],
-                "held_out_transitions": record["held_out"]["transitions"],
-                "validation_action_accuracy": record["validation"]["action_accuracy"],
-                "self_play_return": sp["return"],
-                "self_play_return_per_seating": sp["return_per_seating"],
-            }
-
-        manifest = {
-            "format": sets.FORMAT,
-            "format_version": sets.FORMAT_VERSION,
-            "set_id": f"{task_id}/{proxy.name}",
-            "version": proxy.name,
-            "status": (
-                "PUBLISHED human-proxy set: a behaviour-cloned model of the Carroll et al. "
-                "(2019) test-split humans, normalised by its own self-play return (paper App. "
-                "'Human Proxy Evaluations'); immutable"
-            ),
-            "task_id": task_id,
-            "env_id": task_id,
-            "package_version": __version__,
-            "libraries": library_versions(),
-            "jax_threefry_partitionable": bool(jax.config.values["jax_threefry_partitionable"]),
-            "seatings": [list(s) for s in seatings],
+        status = (
+            "PUBLISHED human-proxy set: a behaviour-cloned model of the Carroll et al. (2019) "
+            "test-split humans, normalised by its own self-play return (paper App. 'Human Proxy "
+            "Evaluations'); immutable"
+        )
+        manifest = manifest_head(task_id, proxy.name, status, seatings) | {
             "members": [
                 {
                     "name": "human_proxy",
@@ -1387,68 +1538,16 @@ def build(
                 "note": "behaviour-cloned on the train split: a partner for training ego "
                 "agents, not a member of the evaluation set",
             },
-            "results": {
-                "human_proxy": numbers("human_proxy", proxy_sp),
-                "bc_partner": numbers("bc_partner", partner_sp_s),
-                "human_proxy_with_bc_partner": {
-                    "return": mixed["return"],
-                    "return_per_seating": mixed["return_per_seating"],
-                    "note": "seating s: the BC partner in seat s, the proxy in the other",
-                },
-            },
-            "source": {
-                "dataset": "Carroll et al. 2019 human-human Overcooked trials",
-                "overcooked_ai_version": OVERCOOKED_AI_VERSION,
-                "sdist": SDIST_FILENAME,
-                "sdist_sha256": SDIST_SHA256,
-                "pickles": {s: {"member": m, "sha256": d} for s, (m, d) in PICKLES.items()},
-                "data_layout": data_layout,
-                "splits": splits,
-                "seats": proxy.seats,
-                "observation_step": "max(0, 400 - steps left in the human trial)",
-            },
-            "recipe": {
-                # v1 and v2 recorded no version (then the only one per task version); from v3 on
-                # the command names it, so it still builds this set once a newer one exists
-                "command": 'python -c "from aht_bench.heldout.human import build; '
-                + (
-                    f"build('{task_id}', seed={seed})\""
-                    if proxy.name in ("human-proxy-v1", "human-proxy-v2")
-                    else f"build('{task_id}', version='{proxy.name}', seed={seed})\""
-                ),
-                "bc": dataclasses.asdict(cfg) | {"hidden": list(cfg.hidden)},
-                "network": network.config(),
-                "seeds": {"human_proxy": seed, "bc_partner": seed + 1},
-                "training": {
-                    name: {k: v for k, v in rec.items() if k not in ("held_out", "validation")}
-                    for name, (_, rec) in trained.items()
-                },
-                "evaluation": {
-                    "episodes_per_seating": cfg.episodes,
-                    "seed": cfg.eval_seed,
-                    "runner": "aht_bench.evaluation.evaluate.cross_play (jitted)",
-                },
-                "build_seconds": round(time.perf_counter() - start, 1),
-            },
+            "results": _results(trained, proxy_sp, partner_sp_s, mixed),
+            "source": _source(data_layout, proxy, splits),
+            "recipe": _build_recipe(
+                task_id, proxy, seed, cfg, network, trained, time.perf_counter() - start
+            ),
         }
         if proxy.changes:  # v1's manifest keeps exactly its published keys
             manifest["changes_from_human_proxy_v1"] = list(proxy.changes)
         if proxy.bounds_v2:
-            manifest["status"] = (
-                "PUBLISHED human-proxy set: a behaviour-cloned model of the Carroll et al. "
-                "(2019) test-split humans, normalised by Bounds v2 (the highest return any "
-                "partner measured in the build reached with it; human-proxy-v1: its self-play "
-                "return); immutable"
-            )
-            candidates = bounds["upper_candidates"]
-            manifest["partner_returns"] = {
-                "rows": [c["set_by"] for c in candidates],
-                "kinds": [c["kind"] for c in candidates],
-                "cols": ["human_proxy"],
-                "mean_return": [[round(c["value"], 6)] for c in candidates],
-            }
-            manifest["example_agents"] = example_info
-            manifest["bounds_procedure"] = BOUNDS_V2
+            manifest |= _bounds_v2_fields(bounds, example_info)
         sets.write_manifest(work, manifest)
         sets.load_set(task_id, work)  # the set loads, verified, before it is published
         if folder.exists():

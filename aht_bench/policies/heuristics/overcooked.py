@@ -225,6 +225,154 @@ def _held(cell: jax.Array) -> jax.Array:
     ).astype(jnp.int32)
 
 
+class _Scene(NamedTuple):
+    """One seat's observation, parsed (step 1 of a heuristic's step): flat row-major cells."""
+
+    me: jax.Array  # (cells,) bool: the seat's own cell
+    mate: jax.Array  # (cells,) bool: the partner's cell
+    pos: jax.Array  # own cell index
+    mate_pos: jax.Array
+    facing: jax.Array  # own facing, in action order
+    mate_facing: jax.Array
+    held: jax.Array  # EMPTY, ONION, PLATE or DISH
+    mate_held: jax.Array
+    around: jax.Array  # (4,) the neighbouring cells, in action order
+    faced: jax.Array  # the cell the seat faces
+    pot: jax.Array
+    cooking: jax.Array
+    ready: jax.Array
+    fillable: jax.Array  # pots neither cooking nor ready
+    onions_in_pot: jax.Array  # (cells,) float
+    loose_onion: jax.Array  # items on counters
+    loose_plate: jax.Array
+    loose_dish: jax.Array
+    loose_any: jax.Array
+    bare_counter: jax.Array
+    delivery: jax.Array
+    onion_pile: jax.Array
+    plate_pile: jax.Array
+    floor: jax.Array
+    free_of_mate: jax.Array  # floor cells the partner does not stand on
+
+
+def _parse(g: jax.Array, table: jax.Array) -> _Scene:
+    """The `_Scene` of a (cells, channels) observation grid; `table`: `neighbour_table`."""
+    on = g > 0.5
+    me, mate = on[:, _OWN], on[:, _PARTNER]
+    pos = jnp.argmax(me).astype(jnp.int32)
+    mate_pos = jnp.argmax(mate).astype(jnp.int32)
+    facing = jnp.argmax(g[pos, _OWN_DIR : _OWN_DIR + 4]).astype(jnp.int32)
+    around = table[pos]
+    pot = on[:, _POT]
+    cooking = pot & (g[:, _COOK_TIME] > 0.5)
+    ready = pot & on[:, _SOUP_READY]
+    loose = ~(me | mate | pot)  # here the item channels mean "an item on a counter"
+    loose_onion = loose & on[:, _ONIONS]
+    loose_plate = loose & on[:, _PLATES]
+    loose_dish = loose & on[:, _SOUP_READY]
+    loose_any = loose_onion | loose_plate | loose_dish
+    bare_counter = on[:, _COUNTER]
+    delivery = on[:, _DELIVERY]
+    onion_pile, plate_pile = on[:, _ONION_PILE], on[:, _PLATE_PILE]
+    floor = ~(pot | bare_counter | onion_pile | plate_pile | delivery | loose_any)
+    return _Scene(
+        me=me,
+        mate=mate,
+        pos=pos,
+        mate_pos=mate_pos,
+        facing=facing,
+        mate_facing=jnp.argmax(g[mate_pos, _PARTNER_DIR : _PARTNER_DIR + 4]),
+        held=_held(g[pos]),
+        mate_held=_held(g[mate_pos]),
+        around=around,
+        faced=around[facing],
+        pot=pot,
+        cooking=cooking,
+        ready=ready,
+        fillable=pot & ~cooking & ~ready,
+        onions_in_pot=g[:, _ONIONS_IN_POT],
+        loose_onion=loose_onion,
+        loose_plate=loose_plate,
+        loose_dish=loose_dish,
+        loose_any=loose_any,
+        bare_counter=bare_counter,
+        delivery=delivery,
+        onion_pile=onion_pile,
+        plate_pile=plate_pile,
+        floor=floor,
+        free_of_mate=floor & ~mate,
+    )
+
+
+def _wants(
+    s: _Scene, own: jax.Array, can_reach_pot: jax.Array
+) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """(onion wanted, onions short, plate wanted, plates short): an onion is wanted while the
+    pots that take onions miss more than the partner holds, and short while the loose onions
+    that count do not cover the rest either; plates alike, for the cooking and ready pots. The
+    seat's own placed items do not count unless it can reach no pot (they are for the partner)."""
+    counted = ~own | ~can_reach_pot
+    mate_onion, mate_plate = s.mate_held == ONION, s.mate_held == PLATE
+    onions_missing = jnp.sum(jnp.where(s.fillable, 3.0 - s.onions_in_pot, 0.0))
+    onion_short = onions_missing > jnp.sum(s.loose_onion & counted) + mate_onion
+    plates_needed = jnp.sum(s.cooking | s.ready)
+    plate_short = plates_needed > jnp.sum(s.loose_plate & counted) + mate_plate
+    return onions_missing > mate_onion, onion_short, plates_needed > mate_plate, plate_short
+
+
+def _navigate(
+    s: _Scene, target: jax.Array, waits: jax.Array, active: jax.Array, dist: jax.Array, w: int
+) -> tuple[jax.Array, jax.Array]:
+    """(action, whether the seat stands next to a target): step 4, the neighbour on a shortest
+    path to a floor cell next to a target; there, turn to it, then interact (or wait)."""
+    goal = s.floor & next_to(target, w)
+    via = jnp.min(jnp.where(goal, dist[:4], _BIG), axis=1)  # (4,) path cost per first move
+    move = jnp.where(jnp.min(via) < _BIG, jnp.argmin(via), STAY)
+    target_around = _at(target, s.around, False)
+    turn = jnp.where(target_around[s.facing], s.facing, jnp.argmax(target_around))
+    at_goal = jnp.any(target_around)
+    use = jnp.where(turn == s.facing, jnp.where(waits, STAY, INTERACT), turn)
+    return jnp.where(active, jnp.where(at_goal, use, move), STAY), at_goal
+
+
+def _avoid_collisions(
+    s: _Scene,
+    carry: OvercookedCarry,
+    action: jax.Array,
+    passive: jax.Array,
+    table: jax.Array,
+    u: jax.Array,
+) -> jax.Array:
+    """The action after collision avoidance: random sidesteps when blocked or (`passive`: idle
+    or waiting next to its target) in the partner's way, and hesitation before turning back."""
+    free_around = _at(s.free_of_mate, s.around, False)
+    count = jnp.sum(free_around)
+    kth = jnp.minimum(jnp.floor(u[3] * count), count - 1)
+    sidestep = jnp.where(count > 0, jnp.argmax(jnp.cumsum(free_around) > kth), STAY)
+    prev_dir = jnp.clip(carry.prev_action, 0, 3)
+    blocked = (
+        carry.started
+        & (carry.prev_action < STAY)
+        & (s.pos == carry.prev_pos)
+        & _at(s.floor, table[carry.prev_pos, prev_dir], False)
+        & (action < STAY)
+    )
+    mate_in_way = (
+        carry.started
+        & jnp.any(s.around == s.mate_pos)
+        & (table[s.mate_pos, s.mate_facing] == s.pos)
+        & (s.mate_pos == carry.partner_prev_pos)
+    )
+    coin = u[2] < 0.5
+    dodge = (blocked | (passive & mate_in_way)) & coin
+    # Two agents re-planning around each other flip between the two ways round a ring in
+    # step; hesitating (half of the time) before turning back after a move breaks the tie.
+    moved = carry.started & (s.pos != carry.prev_pos)
+    turn_back = moved & (action == jnp.asarray(_REVERSE)[prev_dir]) & (action < STAY)
+    action = jnp.where(dodge, sidestep, jnp.where(turn_back & coin, STAY, action))
+    return action.astype(jnp.int32)
+
+
 # ---------------------------------------------------------------------- policies
 @struct.dataclass
 class OvercookedHeuristic:
@@ -279,150 +427,81 @@ class OvercookedHeuristic:
         u = jax.random.uniform(key, (4,))  # pickup draw, stuck draw, coin, sidestep choice
 
         # 1. Parse the observation (flat cells, row-major).
-        g = obs.reshape(n, NUM_CHANNELS)
-        on = g > 0.5
-        me, mate = on[:, _OWN], on[:, _PARTNER]
-        pos = jnp.argmax(me).astype(jnp.int32)
-        mate_pos = jnp.argmax(mate).astype(jnp.int32)
-        facing = jnp.argmax(g[pos, _OWN_DIR : _OWN_DIR + 4]).astype(jnp.int32)
-        mate_facing = jnp.argmax(g[mate_pos, _PARTNER_DIR : _PARTNER_DIR + 4])
-        held, mate_held = _held(g[pos]), _held(g[mate_pos])
-        around = table[pos]  # (4,) the neighbouring cells, in action order
-        faced = around[facing]
-
-        pot = on[:, _POT]
-        cooking = pot & (g[:, _COOK_TIME] > 0.5)
-        ready = pot & on[:, _SOUP_READY]
-        fillable = pot & ~cooking & ~ready
-        loose = ~(me | mate | pot)  # here the item channels mean "an item on a counter"
-        loose_onion = loose & on[:, _ONIONS]
-        loose_plate = loose & on[:, _PLATES]
-        loose_dish = loose & on[:, _SOUP_READY]
-        loose_any = loose_onion | loose_plate | loose_dish
-        bare_counter = on[:, _COUNTER]
-        delivery = on[:, _DELIVERY]
-        onion_pile, plate_pile = on[:, _ONION_PILE], on[:, _PLATE_PILE]
-        floor = ~(pot | bare_counter | onion_pile | plate_pile | delivery | loose_any)
-        free_of_mate = floor & ~mate
-        cells = jnp.arange(n)
+        s = _parse(obs.reshape(n, NUM_CHANNELS), table)
+        held, cells = s.held, jnp.arange(n)
 
         # Counters this agent filled on purpose: a mark lasts while the counter holds an item.
         was_interact = carry.started & (carry.prev_action == INTERACT)
         placed = was_interact & (carry.prev_held != EMPTY) & (held == EMPTY) & carry.drop_intent
-        own = (carry.own_items | (placed & (cells == faced))) & loose_any
+        own = (carry.own_items | (placed & (cells == s.faced))) & s.loose_any
 
         # 2. One loop of path costs: from each neighbour, entering the partner's cell costing
         # `_DETOUR` (so a path avoids the partner whenever one exists), and from the partner.
-        step_cost = jnp.where(floor, jnp.where(mate, _DETOUR, 1), _BIG).astype(jnp.int32)
+        step_cost = jnp.where(s.floor, jnp.where(s.mate, _DETOUR, 1), _BIG).astype(jnp.int32)
         dist = path_costs(
-            jnp.concatenate([jnp.tile(step_cost, (4, 1)), jnp.where(floor, 1, _BIG)[None]]),
-            jnp.concatenate([cells[None, :] == around[:, None], mate[None]]),
+            jnp.concatenate([jnp.tile(step_cost, (4, 1)), jnp.where(s.floor, 1, _BIG)[None]]),
+            jnp.concatenate([cells[None, :] == s.around[:, None], s.mate[None]]),
             w,
             self.sweeps,
         )
-        region = me | jnp.any(dist[:4] < _BIG, axis=0)
+        region = s.me | jnp.any(dist[:4] < _BIG, axis=0)
         usable = next_to(region, w)
         shared = usable & next_to(dist[4] < _BIG, w)
 
-        can_reach_pot = jnp.any(pot & usable)
-        counted = ~own | ~can_reach_pot  # a feeder's own placed items are for the partner
-        mate_onion, mate_plate = mate_held == ONION, mate_held == PLATE
-        onions_missing = jnp.sum(jnp.where(fillable, 3.0 - g[:, _ONIONS_IN_POT], 0.0))
-        onion_wanted = onions_missing > mate_onion
-        onion_short = onions_missing > jnp.sum(loose_onion & counted) + mate_onion
-        plates_needed = jnp.sum(cooking | ready)
-        plate_wanted = plates_needed > mate_plate
-        plate_short = plates_needed > jnp.sum(loose_plate & counted) + mate_plate
+        can_reach_pot = jnp.any(s.pot & usable)
+        onion_wanted, onion_short, plate_wanted, plate_short = _wants(s, own, can_reach_pot)
 
         # Loose items are fetched while wanted; the piles only when the loose ones fall short.
-        onion_src = (onion_pile & onion_short) | (loose_onion & ~own)
-        plate_src = (plate_pile & plate_short) | (loose_plate & ~own)
-        dish_src = loose_dish & ~own
-        drop_spots = bare_counter & shared
+        onion_src = (s.onion_pile & onion_short) | (s.loose_onion & ~own)
+        plate_src = (s.plate_pile & plate_short) | (s.loose_plate & ~own)
+        dish_src = s.loose_dish & ~own
 
         # The p rule: draw at each pickup from a source; redraw every step while stuck.
         took_from_counter = (
-            was_interact & (carry.prev_held == EMPTY) & _at(bare_counter, faced, False)
+            was_interact & (carry.prev_held == EMPTY) & _at(s.bare_counter, s.faced, False)
         )
         fresh = (held != EMPTY) & (held != carry.prev_held) & ~took_from_counter
         drop_intent = (held != EMPTY) & jnp.where(fresh, u[0] < p, carry.drop_intent)
-        dest_reachable = jnp.where(held == DISH, jnp.any(delivery & usable), can_reach_pot)
+        dest_reachable = jnp.where(held == DISH, jnp.any(s.delivery & usable), can_reach_pot)
         drop_intent = drop_intent | ((held != EMPTY) & ~dest_reachable & (u[1] < p))
 
         # 3. Sub-goal: the first applicable option whose targets are usable.
         empty, h_onion, h_plate, h_dish = (held == v for v in (EMPTY, ONION, PLATE, DISH))
         hands_free = jnp.where(
             is_indep,
-            (h_onion & ~jnp.any(fillable & usable) & can_reach_pot & plate_wanted)
-            | (h_plate & ~jnp.any((cooking | ready) & usable) & can_reach_pot & onion_wanted),
+            (h_onion & ~jnp.any(s.fillable & usable) & can_reach_pot & plate_wanted)
+            | (h_plate & ~jnp.any((s.cooking | s.ready) & usable) & can_reach_pot & onion_wanted),
             (is_onion & h_plate) | (is_plate & h_onion),
         )
-        plate_first = is_indep & plate_wanted & (jnp.any(ready) | ~onion_wanted)
+        plate_first = is_indep & plate_wanted & (jnp.any(s.ready) | ~onion_wanted)
         options = [  # (condition, target cells, sub-goal code, wait instead of interacting)
-            (~empty & (drop_intent | hands_free), drop_spots, PLACE, False),
+            (~empty & (drop_intent | hands_free), s.bare_counter & shared, PLACE, False),
             (empty & (is_plate | is_indep), dish_src, FETCH_DISH, False),
             (empty & plate_first, plate_src, FETCH_PLATE, False),
             (empty & (is_onion | is_indep) & onion_wanted, onion_src, FETCH_ONION, False),
             (empty & (is_plate | is_indep) & plate_wanted, plate_src, FETCH_PLATE, False),
-            (h_onion, fillable, FILL_POT, False),
-            (h_plate, ready, TAKE_SOUP, False),
-            (h_plate, cooking, WAIT_FOR_SOUP, True),
-            (h_dish, delivery, DELIVER, False),
+            (h_onion, s.fillable, FILL_POT, False),
+            (h_plate, s.ready, TAKE_SOUP, False),
+            (h_plate, s.cooking, WAIT_FOR_SOUP, True),
+            (h_dish, s.delivery, DELIVER, False),
         ]
         targets = jnp.stack([o[1] for o in options])
         valid = jnp.stack([o[0] for o in options]) & jnp.any(targets & usable, axis=1)
         chosen = jnp.argmax(valid)
         active = jnp.any(valid)
-        target = targets[chosen]
         subgoal = jnp.where(active, jnp.asarray([o[2] for o in options])[chosen], IDLE)
         waits = jnp.asarray([o[3] for o in options])[chosen]
 
-        # 4. Navigation: the neighbour on a shortest path to a cell next to a target.
-        goal = floor & next_to(target, w)
-        via = jnp.min(jnp.where(goal, dist[:4], _BIG), axis=1)  # (4,) path cost per first move
-        move = jnp.where(jnp.min(via) < _BIG, jnp.argmin(via), STAY)
-        target_around = _at(target, around, False)
-        turn = jnp.where(target_around[facing], facing, jnp.argmax(target_around))
-        at_goal = jnp.any(target_around)
-        use = jnp.where(turn == facing, jnp.where(waits, STAY, INTERACT), turn)
-        action = jnp.where(active, jnp.where(at_goal, use, move), STAY)
-
-        # Collision avoidance: random sidesteps when blocked or in the partner's way, and
-        # hesitation before turning back.
-        free_around = _at(free_of_mate, around, False)
-        count = jnp.sum(free_around)
-        kth = jnp.minimum(jnp.floor(u[3] * count), count - 1)
-        sidestep = jnp.where(count > 0, jnp.argmax(jnp.cumsum(free_around) > kth), STAY)
-        prev_dir = jnp.clip(carry.prev_action, 0, 3)
-        blocked = (
-            carry.started
-            & (carry.prev_action < STAY)
-            & (pos == carry.prev_pos)
-            & _at(floor, table[carry.prev_pos, prev_dir], False)
-            & (action < STAY)
-        )
-        passive = ~active | (waits & at_goal)
-        mate_in_way = (
-            carry.started
-            & jnp.any(around == mate_pos)
-            & (table[mate_pos, mate_facing] == pos)
-            & (mate_pos == carry.partner_prev_pos)
-        )
-        coin = u[2] < 0.5
-        dodge = (blocked | (passive & mate_in_way)) & coin
-        # Two agents re-planning around each other flip between the two ways round a ring in
-        # step; hesitating (half of the time) before turning back after a move breaks the tie.
-        moved = carry.started & (pos != carry.prev_pos)
-        turn_back = moved & (action == jnp.asarray(_REVERSE)[prev_dir]) & (action < STAY)
-        action = jnp.where(dodge, sidestep, jnp.where(turn_back & coin, STAY, action))
-        action = action.astype(jnp.int32)
+        # 4. Navigation, then collision avoidance.
+        action, at_goal = _navigate(s, targets[chosen], waits, active, dist, w)
+        action = _avoid_collisions(s, carry, action, ~active | (waits & at_goal), table, u)
 
         new_carry = OvercookedCarry(
             started=jnp.ones_like(carry.started),
-            prev_pos=pos,
+            prev_pos=s.pos,
             prev_action=action,
             prev_held=held,
-            partner_prev_pos=mate_pos.astype(jnp.int32),
+            partner_prev_pos=s.mate_pos.astype(jnp.int32),
             drop_intent=drop_intent,
             own_items=own,
         )
