@@ -146,7 +146,9 @@ class Sandbox:
             args += ["--ro-bind-try", d, d]
         for d in self.read_only:
             args += ["--ro-bind", str(d), str(d)]
-        visible = [*self.read_only, *(Path(d) for d in _SYSTEM_DIRS), Path("/tmp")]
+        # /tmp is a fresh tmpfs, so a host folder under it is visible only through a bind
+        # above: masking one that is not would create it (empty) where there was nothing.
+        visible = [*self.read_only, *(Path(d) for d in _SYSTEM_DIRS)]
         for h in self.hidden:
             if h.is_dir() and any(_is_within(h, v) for v in visible):
                 args += ["--tmpfs", str(h), "--remount-ro", str(h)]

@@ -366,6 +366,29 @@ def test_unknown_version_lists_the_shipped_ones():
         heldout.load("lbf", "v7")
 
 
+def test_without_a_version_the_newest_published_set_is_loaded(monkeypatch):
+    # lbf-v1 has v1 and v2: the default follows `aht-bench evaluate` (the newest), a named
+    # version stays what it names
+    assert sets.newest_version("lbf-v1") == "v2"
+    assert heldout.load("lbf").names == sets.load_set("lbf-v1", "v2").names
+    assert heldout.load("lbf", "v1").names == sets.load_set("lbf-v1", "v1").names
+    assert heldout.load("lbf").names != heldout.load("lbf", "v1").names
+    # the BC partner: the newest human-proxy set of the task's version
+    loaded: list[str] = []
+    monkeypatch.setattr(
+        sets, "resolve_set_folder", lambda task_id, v: loaded.append(f"{task_id}/{v}") or 1 / 0
+    )
+    for task in ("cramped_room", "overcooked-cramped_room-v1"):
+        with pytest.raises(ZeroDivisionError):
+            heldout.bc_partner(task)
+    assert loaded == [
+        "overcooked-cramped_room-v2/human-proxy-v3",
+        "overcooked-cramped_room-v1/human-proxy-v1",
+    ]
+    with pytest.raises(heldout.TeammateSetError, match="no published vN set for sabotage-v1"):
+        heldout.load("sabotage")
+
+
 def test_cli_list_show_xp_and_verify(tmp_path):
     result = _run("heldout", "verify")
     assert result.exit_code == EXIT_OK, result.output
