@@ -37,6 +37,7 @@ import hashlib
 import json
 import math
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -227,20 +228,23 @@ def available_sets(task_id: str) -> list[str]:
 HUMAN_PROXY = "human-proxy-v"  # the prefix of the human-proxy sets' versions
 
 
+def numbered(versions: Iterable[str], prefix: str = "v") -> list[str]:
+    """The names of `versions` that are `<prefix>N` ("v1", "v2", ...; `prefix=HUMAN_PROXY`
+    "human-proxy-v1", ...), oldest (smallest N) first."""
+    found = [v for v in versions if v.startswith(prefix) and v[len(prefix) :].isdigit()]
+    return sorted(found, key=lambda v: int(v[len(prefix) :]))
+
+
 def published_versions(task_id: str, prefix: str = "v") -> list[str]:
     """The published versions of `task_id` named `<prefix>N` (by default the heldout sets "v1",
     "v2", ...; `prefix=HUMAN_PROXY` the human-proxy sets): a folder with its lock file beside
     it, pinned in `pins`, oldest first. Development sets are never listed."""
     folder = heldout_root() / task_id
-    found = [
+    return [
         v
-        for v in available_sets(task_id)
-        if v.startswith(prefix)
-        and v[len(prefix) :].isdigit()
-        and (folder / f"{v}.sha256").is_file()
-        and pin_key(task_id, v) in PINNED
+        for v in numbered(available_sets(task_id), prefix)
+        if (folder / f"{v}.sha256").is_file() and pin_key(task_id, v) in PINNED
     ]
-    return sorted(found, key=lambda v: int(v[len(prefix) :]))
 
 
 def newest_version(task_id: str, prefix: str = "v") -> str | None:

@@ -482,14 +482,12 @@ def shipped_versions(task_id: str, heldout: Path) -> list[str]:
 def _redo_version(version: str, shipped: list[str]) -> str:
     """The set to name in a fix: the record's own version when it is shipped, else the newest
     shipped `vN` (the evaluator's default), else the first shipped one."""
+    from aht_bench.evaluation.sets import numbered
+
     if version in shipped:
         return version
-    numbered = sorted(
-        (v for v in shipped if v[:1] == "v" and v[1:].isdigit()), key=lambda v: int(v[1:])
-    )
-    if numbered:
-        return numbered[-1]
-    return shipped[0] if shipped else "v1"
+    newest = numbered(shipped)[-1:]
+    return newest[0] if newest else shipped[0] if shipped else "v1"
 
 
 def _heldout_problems(payload: dict[str, Any], heldout: Path) -> list[Problem]:
