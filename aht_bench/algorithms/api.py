@@ -48,7 +48,7 @@ from aht_bench.algorithms.common import (
 )
 from aht_bench.policies.core import Params
 from aht_bench.policies.population import Population
-from aht_bench.training.config import normalise_shaping
+from aht_bench.training.config import EgoConfig, normalise_shaping
 from aht_bench.training.report import IterationReport
 from aht_bench.training.rollout import init_params
 
@@ -81,6 +81,25 @@ class TaskConfig:
     def canonical_task_id(self) -> str:
         """The registered id that `task_id` names."""
         return canonical_task_id(self.task_id)
+
+    @property
+    def task_fields(self) -> dict[str, Any]:
+        """The task fields (task id, shaping) that every stage config of the run shares."""
+        fields = ("task_id", "shaped_reward_coef", "shaping")
+        return {name: getattr(self, name) for name in fields}
+
+    def ego_stage(self, num_envs: int, rollout_length: int, seat: int) -> EgoConfig:
+        """The ego stage of a config that holds it as flat `ego_timesteps`, `ego_ppo` and
+        `ego_hidden` fields, with `num_envs` x `rollout_length` rollouts, the ego in `seat`."""
+        return EgoConfig(
+            total_timesteps=self.ego_timesteps,  # type: ignore[attr-defined]
+            ppo=self.ego_ppo,  # type: ignore[attr-defined]
+            hidden=self.ego_hidden,  # type: ignore[attr-defined]
+            num_envs=num_envs,
+            rollout_length=rollout_length,
+            learner_seat=seat,
+            **self.task_fields,
+        )
 
     @property
     def env_steps_per_iteration(self) -> int:

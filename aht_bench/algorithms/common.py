@@ -1,8 +1,8 @@
 """What the method modules (rotate, fcp, brdiv, comedi, paired, minimax, cole) share besides the
-PPO core: config validation that names the field and the fix, the preset lookup, and the
-stacking of per-seed states and the in-memory loop over iterations.
+PPO core: config validation that names the field and the fix, the two-player env check, the
+preset lookup, and the stacking of per-seed states and the in-memory loop over iterations.
 
-May import jax, numpy and aht_bench.envs only.
+May import jax, numpy, aht_bench.envs and aht_bench.training only.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 import jax
 import numpy as np
 
+from aht_bench.training.rollout import make_env
+
 C = TypeVar("C")
 S = TypeVar("S")
 
@@ -23,6 +25,63 @@ def require(ok: bool, field: str, got: Any, fix: str) -> None:
     """Raise `ValueError("<field>=<got> is invalid: <fix>")` unless `ok`."""
     if not ok:
         raise ValueError(f"{field}={got!r} is invalid: {fix}")
+
+
+def require_at_least(config: Any, minimum: int, *names: str) -> None:
+    """Each field `names` of `config` is at least `minimum`; a ValueError names the first that
+    is not."""
+    for name in names:
+        value = getattr(config, name)
+        require(value >= minimum, name, value, f"use a value >= {minimum}")
+
+
+def require_seat(field: str, seat: int) -> None:
+    """`seat` (the field `field`) is a seat of a two-player task."""
+    require(seat in (0, 1), field, seat, "use seat 0 or 1")
+
+
+def require_one_update(field: str, timesteps: int, batch: int, update: str) -> None:
+    """The budget `field` = `timesteps` holds at least one update of `batch` joint env steps
+    (`update`, in words: "one <learner> update takes <what>")."""
+    require(timesteps >= batch, field, timesteps, f"{update} = {batch} timesteps")
+
+
+def require_divides(field: str, minibatches: int, transitions: int, stream: str) -> None:
+    """The PPO minibatch count `field` = `minibatches` divides the `transitions` of one update
+    of a feed-forward learner's `stream` (in words, with how it is made)."""
+    fix = f"it must divide the {transitions} transitions of {stream}"
+    require(transitions % minibatches == 0, field, minibatches, fix)
+
+
+def require_sequences_divide(field: str, minibatches: int, envs: int, envs_field: str) -> None:
+    """The recurrent ego's minibatches split whole env sequences: `minibatches` (the field
+    `field`) divides the `envs` parallel envs (the field `envs_field`)."""
+    fix = (
+        f"the recurrent ego's minibatches split the {envs} env sequences; it must divide "
+        f"{envs_field}"
+    )
+    require(envs % minibatches == 0, field, minibatches, fix)
+
+
+def require_teammate_and_ego_minibatches(config: Any, stream: str, ego_envs: str) -> None:
+    """The minibatch checks of a config whose teammate learns from `num_envs` x
+    `rollout_length` transitions per `stream` (`teammate_ppo`) and whose recurrent ego
+    (`ego_ppo`) splits the env sequences of the field `ego_envs`."""
+    transitions = config.num_envs * config.rollout_length
+    minibatches = config.teammate_ppo.num_minibatches
+    stream = f"{stream} (num_envs x rollout_length)"
+    require_divides("teammate_ppo.num_minibatches", minibatches, transitions, stream)
+    envs = getattr(config, ego_envs)
+    require_sequences_divide(
+        "ego_ppo.num_minibatches", config.ego_ppo.num_minibatches, envs, ego_envs
+    )
+
+
+def require_chunks(field: str, iterations: int, updates: int, stage: str) -> None:
+    """A stage of `updates` PPO updates splits into `iterations` (the field `field`) run-loop
+    iterations: 1..updates."""
+    fix = f"use 1..{updates} (the {stage} stage has {updates} PPO updates)"
+    require(1 <= iterations <= updates, field, iterations, fix)
 
 
 def check_task_id(task_id: str) -> None:
@@ -40,6 +99,18 @@ def canonical_task_id(task_id: str) -> str:
     from aht_bench.envs import registry
 
     return registry.resolve(task_id)
+
+
+def two_player_env(config: Any, method: str) -> Any:
+    """The env of `config`'s task under its shaping (`make_env`); a ValueError naming the task
+    unless it has two seats (`method`: who needs them)."""
+    env = make_env(config.task_id, config.shaping)
+    if env.num_agents != 2:
+        raise ValueError(
+            f"task_id={config.task_id!r} has {env.num_agents} seats; {method} here is for "
+            "two-player tasks (one ego, one teammate)"
+        )
+    return env
 
 
 def check_hidden(config: Any, *names: str) -> None:

@@ -16,15 +16,11 @@ May import jax, aht_bench.envs, aht_bench.policies and aht_bench.training only.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-
-import jax
 
 from aht_bench.algorithms import fixed_partner
-from aht_bench.algorithms.fixed_partner import FixedPartnerState, Teammates, learner_params
+from aht_bench.algorithms.fixed_partner import FixedPartnerState, learner_params
 from aht_bench.policies.networks import RecurrentEgo
 from aht_bench.training.config import EgoConfig
-from aht_bench.training.driver import Metrics, TrainResult
 from aht_bench.training.rollout import make_env
 
 EgoState = FixedPartnerState
@@ -39,22 +35,6 @@ def network(config: EgoConfig) -> RecurrentEgo:
     return RecurrentEgo(env.obs_dim, env.num_actions, hidden=config.hidden)
 
 
-def init(key: jax.Array, config: EgoConfig, teammates: Teammates) -> EgoState:
-    """A fresh ego agent against `teammates` (Population, TeammateSet or TeammatePool)."""
-    return fixed_partner.init(key, config, network(config), teammates)
-
-
-def update(state: EgoState, config: EgoConfig) -> tuple[EgoState, Metrics]:
-    """One PPO update of the ego agent."""
-    return fixed_partner.update(state, config, network(config))
-
-
-def train(
-    key: jax.Array,
-    config: EgoConfig,
-    teammates: Teammates,
-    num_seeds: int = 1,
-    on_update: Callable[[int, Metrics], None] | None = None,
-) -> TrainResult:
-    """A whole run for `num_seeds` seeds at once (seed i uses `split(key, num_seeds)[i]`)."""
-    return fixed_partner.train(key, config, teammates, init, update, num_seeds, on_update)
+init, update, train = fixed_partner.bind(network)
+"""`init(key, config, teammates)`, `update(state, config)` and `train(key, config, teammates,
+num_seeds=1, on_update=None)` of the ego agent (`fixed_partner.Learner`)."""

@@ -141,3 +141,38 @@ def train(
     keys = jax.random.split(key, num_seeds)
     state = init_seeds(keys, algorithm_init, config, as_pool(teammates))
     return run(state, algorithm_update, config, learner_params, on_update=on_update)
+
+
+class Learner(NamedTuple):
+    """One learner architecture bound to this core (`bind`): what `ego` and `br` export."""
+
+    init: Callable[[jax.Array, Any, Teammates], FixedPartnerState]
+    """`init(key, config, teammates)`: a fresh learner against `teammates` (Population,
+    TeammateSet or TeammatePool)."""
+    update: Callable[[FixedPartnerState, Any], tuple[FixedPartnerState, Metrics]]
+    """`update(state, config)`: one PPO update of the learner."""
+    train: Callable[..., TrainResult]
+    """`train(key, config, teammates, num_seeds=1, on_update=None)`: a whole run for
+    `num_seeds` seeds at once (seed i uses `split(key, num_seeds)[i]`)."""
+
+
+def bind(network: Callable[[Any], Any]) -> Learner:
+    """`init`, `update` and `train` of the learner whose architecture `network(config)` gives.
+    Bind once, at module level: runs with equal configs then share one compiled update."""
+
+    def init_learner(key: jax.Array, config: Any, teammates: Teammates) -> FixedPartnerState:
+        return init(key, config, network(config), teammates)
+
+    def update_learner(state: FixedPartnerState, config: Any) -> tuple[FixedPartnerState, Metrics]:
+        return update(state, config, network(config))
+
+    def train_learner(
+        key: jax.Array,
+        config: Any,
+        teammates: Teammates,
+        num_seeds: int = 1,
+        on_update: Callable[[int, Metrics], None] | None = None,
+    ) -> TrainResult:
+        return train(key, config, teammates, init_learner, update_learner, num_seeds, on_update)
+
+    return Learner(init_learner, update_learner, train_learner)

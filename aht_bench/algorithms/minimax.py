@@ -109,23 +109,8 @@ class MinimaxConfig(TaskConfig):
     @property
     def rotate_config(self) -> rotate.RotateConfig:
         """The same run as ROTATE's loop runs it (`variant="minimax"`)."""
-        return rotate.RotateConfig(
-            task_id=self.task_id,
-            iterations=self.iterations,
-            teammate_timesteps=self.teammate_timesteps,
-            ego_timesteps=self.ego_timesteps,
-            num_envs=self.num_envs,
-            rollout_length=self.rollout_length,
-            teammate_ppo=self.teammate_ppo,
-            ego_ppo=self.ego_ppo,
-            variant="minimax",
-            teammate_hidden=self.teammate_hidden,
-            ego_hidden=self.ego_hidden,
-            ego_seat=self.ego_seat,
-            shaped_reward_coef=self.shaped_reward_coef,
-            shaping=self.shaping,
-            reset_ego_critic=self.reset_ego_critic,
-        )
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return rotate.RotateConfig(**fields, variant="minimax")  # every field is ROTATE's too
 
     @property
     def teammate_updates(self) -> int:
@@ -199,23 +184,16 @@ def _paper(task_id: str) -> MinimaxConfig:
         task_id
     ]
     # the table's unmarked rows serve the teammate and the ego alike (module docstring)
-    ppo = PPOConfig(
-        learning_rate=lr,
-        anneal_lr=anneal,
-        num_epochs=epochs,
-        num_minibatches=minibatches,
-        clip_eps=clip,
-        ent_coef=ent,
+    ppo = presets.paper_ppo(
+        lr=lr, epochs=epochs, minibatches=minibatches, ent=ent, clip=clip, anneal=anneal
     )
     return MinimaxConfig(
-        task_id=task_id,
         iterations=iterations,
         teammate_timesteps=int(tm_steps),
         ego_timesteps=int(ego_steps),
-        num_envs=envs,
-        rollout_length=128 if task_id.startswith("lbf") else 400,
         teammate_ppo=ppo,
         ego_ppo=ppo,
+        **presets.paper_rollouts(task_id, envs),
     )
 
 
@@ -223,29 +201,19 @@ def _paper(task_id: str) -> MinimaxConfig:
 # cramped_room (docs/baselines/minimax.md). ROTATE's quick PPO settings; 4 iterations, every
 # update 64 envs x 128 steps; per iteration 64 teammate and 64 ego updates on LBF (4.2M steps in
 # all), 32 and 48 on the Overcooked layouts, whose steps cost about three times as much (2.6M).
-_QUICK_PPO = presets.QUICK_PPO
-_QUICK_EGO_PPO = presets.QUICK_EGO_PPO
 
 
 def _quick(task_id: str) -> MinimaxConfig:
     teammate_updates, ego_updates = (64, 64) if task_id == "lbf-v1" else (32, 48)
     return MinimaxConfig(
-        task_id=task_id,
         iterations=4,
         teammate_timesteps=teammate_updates * 64 * 128,
         ego_timesteps=ego_updates * 64 * 128,
-        num_envs=64,
-        rollout_length=128,
-        teammate_ppo=_QUICK_PPO,
-        ego_ppo=_QUICK_EGO_PPO,
-        shaping=presets.quick_method_shaping(task_id),
+        **presets.quick_open_ended(task_id),
     )
 
 
-PRESETS: dict[str, dict[str, MinimaxConfig]] = {
-    "paper": {t: _paper(t) for t in PAPER_TASKS},
-    "quick": {t: _quick(t) for t in PAPER_TASKS},
-}
+PRESETS: dict[str, dict[str, MinimaxConfig]] = presets.per_task({"paper": _paper, "quick": _quick})
 """preset name -> task id -> config."""
 
 

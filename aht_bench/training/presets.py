@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from typing import TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from aht_bench.training.config import BRConfig, EgoConfig, IPPOConfig, PPOConfig, RunConfig
 
@@ -57,8 +58,48 @@ def with_v2(rows: dict[str, T]) -> dict[str, T]:
     return {**rows, **extra}
 
 
-def _rollout_length(task_id: str) -> int:
+def lbf_and_layouts(lbf: T, overcooked: T) -> dict[str, T]:
+    """A per-task table with one row for LBF and one shared by every Overcooked layout (v1 and
+    v2), as the methods' quick budgets are."""
+    return with_v2({"lbf-v1": lbf, **{t: overcooked for t in PAPER_TASKS_V1[1:]}})
+
+
+def paper_rollout_length(task_id: str) -> int:
+    """Env steps per env and rollout of every `paper` preset (not in the paper's tables): 128 on
+    LBF, one 400-step episode on Overcooked."""
     return 128 if task_id.startswith("lbf") else 400
+
+
+def paper_rollouts(task_id: str, num_envs: int) -> dict[str, Any]:
+    """The task fields of a `paper` preset on `task_id` with the table's `num_envs`."""
+    return {
+        "task_id": task_id,
+        "num_envs": num_envs,
+        "rollout_length": paper_rollout_length(task_id),
+    }
+
+
+def paper_ppo(
+    *, lr: float, epochs: int, minibatches: int, ent: float, clip: float, anneal: bool
+) -> PPOConfig:
+    """The `PPOConfig` of a row of the paper's tables (LR, Epochs, Minibatches, Ent-Coef,
+    Clip-Eps, Anneal LR); the rest is what every preset shares (module docstring)."""
+    return PPOConfig(
+        learning_rate=lr,
+        anneal_lr=anneal,
+        num_epochs=epochs,
+        num_minibatches=minibatches,
+        clip_eps=clip,
+        ent_coef=ent,
+    )
+
+
+def per_task(
+    makers: dict[str, Callable[[str], T]], tasks: tuple[str, ...] = ()
+) -> dict[str, dict[str, T]]:
+    """preset name -> task id -> `makers[name](task id)`, over `tasks` (default: every task id
+    with presets, `PAPER_TASKS`)."""
+    return {name: {t: make(t) for t in tasks or PAPER_TASKS} for name, make in makers.items()}
 
 
 # Table ippo_hyperparams: (timesteps, envs, epochs, minibatches, clip, ent, lr, anneal)
@@ -98,19 +139,14 @@ def _paper_config(
     lr: float,
     anneal: bool,
 ) -> RunConfig:
-    ppo = PPOConfig(
-        learning_rate=lr,
-        anneal_lr=anneal,
-        num_epochs=epochs,
-        num_minibatches=minibatches,
-        clip_eps=clip,
-        ent_coef=ent,
+    ppo = paper_ppo(
+        lr=lr, epochs=epochs, minibatches=minibatches, ent=ent, clip=clip, anneal=anneal
     )
     return cls(
         task_id=task_id,
         total_timesteps=int(steps),
         num_envs=envs,
-        rollout_length=_rollout_length(task_id),
+        rollout_length=paper_rollout_length(task_id),
         ppo=ppo,
     )
 
@@ -170,6 +206,19 @@ QUICK_METHOD_SHAPING: dict[str, tuple[tuple[str, float], ...]] = {
 def quick_method_shaping(task_id: str) -> tuple[tuple[str, float], ...]:
     """The shaped-reward coefficients the methods' `quick` presets use on `task_id`."""
     return QUICK_METHOD_SHAPING.get(task_id, ())
+
+
+def quick_rollouts(task_id: str, num_envs: int = 64) -> dict[str, Any]:
+    """The task fields of a method's `quick` preset on `task_id`: `num_envs` x 128-step
+    rollouts and the methods' quick shaping."""
+    shaping = quick_method_shaping(task_id)
+    return {"task_id": task_id, "num_envs": num_envs, "rollout_length": 128, "shaping": shaping}
+
+
+def quick_open_ended(task_id: str) -> dict[str, Any]:
+    """The fields the open-ended methods' `quick` presets share (ROTATE, PAIRED, Minimax Return):
+    `quick_rollouts`, `QUICK_PPO` for the teammate and `QUICK_EGO_PPO` for the ego."""
+    return {**quick_rollouts(task_id), "teammate_ppo": QUICK_PPO, "ego_ppo": QUICK_EGO_PPO}
 
 
 def _quick(cls: type[RunConfig], task_id: str) -> RunConfig:

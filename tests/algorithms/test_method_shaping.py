@@ -32,7 +32,7 @@ CP0 = (("counter_pickup", 0.0),)
 def _learner_shapings(config) -> list[tuple]:
     """The `shaping` of the method config and of every nested config that trains a learner."""
     found = [config.shaping]
-    for name in ("ego", "ego_config", "ippo_config", "rotate_config"):
+    for name in ("ego_config", "ippo_config", "rotate_config"):
         nested = getattr(config, name, None)
         if nested is not None:
             found.append(nested.shaping)

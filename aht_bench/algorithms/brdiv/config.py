@@ -16,6 +16,11 @@ from aht_bench.algorithms.api import TaskConfig
 from aht_bench.algorithms.common import (
     check_hidden,
     require,
+    require_at_least,
+    require_chunks,
+    require_divides,
+    require_one_update,
+    require_seat,
 )
 from aht_bench.training.config import EgoConfig, PPOConfig
 from aht_bench.training.streams import LossTerm
@@ -72,9 +77,8 @@ class BRDivConfig(TaskConfig):
             self.population_size,
             "use at least 2 (BRDiv needs cross-play pairs)",
         )
-        require(self.xp_coef >= 0, "xp_coef", self.xp_coef, "use a value >= 0")
-        require(self.num_envs >= 1, "num_envs", self.num_envs, "use at least 1")
-        require(self.rollout_length >= 1, "rollout_length", self.rollout_length, "use >= 1")
+        require_at_least(self, 0, "xp_coef")
+        require_at_least(self, 1, "num_envs", "rollout_length")
         check_hidden(self, "confederate_hidden", "best_response_hidden")
         require(
             self.ego.canonical_task_id == self.canonical_task_id,
@@ -82,37 +86,25 @@ class BRDivConfig(TaskConfig):
             self.ego.task_id,
             f"the ego stage must train on the run's task {self.canonical_task_id}",
         )
-        require(
-            self.ego.learner_seat in (0, 1), "ego.learner_seat", self.ego.learner_seat, "use 0 or 1"
-        )
-        require(
-            self.generation_timesteps >= self.generation_batch_size,
+        require_seat("ego.learner_seat", self.ego.learner_seat)
+        require_one_update(
             "generation_timesteps",
             self.generation_timesteps,
-            f"one update takes population_size^2 x num_envs x rollout_length = "
-            f"{self.generation_batch_size} timesteps",
+            self.generation_batch_size,
+            "one update takes population_size^2 x num_envs x rollout_length",
         )
         transitions = self.num_envs * self.rollout_length
-        require(
-            transitions % self.generation_ppo.num_minibatches == 0,
-            "generation_ppo.num_minibatches",
-            self.generation_ppo.num_minibatches,
-            f"it must divide the {transitions} transitions (num_envs x rollout_length) of "
-            "each pair's rollout",
-        )
-        require(
-            1 <= self.generation_iterations <= self.generation_updates,
-            "generation_iterations",
-            self.generation_iterations,
-            f"use 1..{self.generation_updates} (the generation stage has "
-            f"{self.generation_updates} updates)",
-        )
-        require(
-            1 <= self.ego_iterations <= self.ego.num_updates,
-            "ego_iterations",
-            self.ego_iterations,
-            f"use 1..{self.ego.num_updates} (the ego stage has {self.ego.num_updates} updates)",
-        )
+        stream = "each pair's rollout (num_envs x rollout_length)"
+        minibatches = self.generation_ppo.num_minibatches
+        require_divides("generation_ppo.num_minibatches", minibatches, transitions, stream)
+        iterations, updates = self.generation_iterations, self.generation_updates
+        require_chunks("generation_iterations", iterations, updates, "generation")
+        require_chunks("ego_iterations", self.ego_iterations, self.ego.num_updates, "ego")
+
+    @property
+    def ego_config(self) -> EgoConfig:
+        """The ego stage (the field `ego`), by the name every two-stage method gives it."""
+        return self.ego
 
     @property
     def sp_coef(self) -> float:

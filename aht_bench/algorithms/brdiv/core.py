@@ -25,6 +25,7 @@ from aht_bench.algorithms.brdiv.config import (
     confederate_loss_terms,
     pair_name,
 )
+from aht_bench.algorithms.common import two_player_env
 from aht_bench.algorithms.fixed_partner import FixedPartnerState
 from aht_bench.policies.core import Params
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
@@ -56,12 +57,7 @@ class Networks(NamedTuple):
 @functools.lru_cache(maxsize=32)
 def networks(config: BRDivConfig) -> Networks:
     """The three architectures of a run."""
-    env = make_env(config.task_id, config.shaping)
-    if env.num_agents != 2:
-        raise ValueError(
-            f"task_id={config.task_id!r} has {env.num_agents} seats; BRDiv here is for "
-            "two-player tasks (one ego, one teammate)"
-        )
+    env = two_player_env(config, "BRDiv")
     n = config.population_size
     return Networks(
         confederate=MLPActorCritic(
@@ -70,7 +66,7 @@ def networks(config: BRDivConfig) -> Networks:
         best_response=MLPActorCritic(
             env.obs_dim, env.num_actions, num_value_heads=n, hidden=config.best_response_hidden
         ),
-        ego=ego.network(config.ego),
+        ego=ego.network(config.ego_config),
     )
 
 
@@ -155,7 +151,7 @@ def init(key: jax.Array, config: BRDivConfig) -> BRDivState:
     buffer, generation = _init_generation(confederates, best_responses, keys[2 * n], config)
     slots = Population(nets.confederate, buffer.confederates)
     return BRDivState(
-        ego=two_stage.ego_start(keys[2 * n + 1], config.ego, slots),
+        ego=two_stage.ego_start(keys[2 * n + 1], config.ego_config, slots),
         buffer=buffer,
         generation=generation,
         key=jnp.asarray(keys[2 * n + 2]),
@@ -340,7 +336,9 @@ def _start_ego_seeds(state: BRDivState, config: BRDivConfig) -> BRDivState:
         members = Population(nets.confederate, state.buffer.confederates)
         weights = jnp.ones((config.population_size,), jnp.float32)
         key, k_envs = jax.random.split(state.key)
-        ego_state = two_stage.with_population(state.ego, members, weights, config.ego, k_envs)
+        ego_state = two_stage.with_population(
+            state.ego, members, weights, config.ego_config, k_envs
+        )
         return state._replace(ego=ego_state, key=key)
 
     return map_seeds(_one_seed, state)
@@ -364,7 +362,7 @@ def step(state: BRDivState, config: BRDivConfig, done: int) -> tuple[BRDivState,
         if done == config.generation_iterations:
             state = _start_ego_seeds(state, config)
         chunk = config.ego_chunks[done - config.generation_iterations]
-        ego_state, metrics = two_stage.ego_chunk_seeds(state.ego, config.ego, chunk)
+        ego_state, metrics = two_stage.ego_chunk_seeds(state.ego, config.ego_config, chunk)
         state = state._replace(ego=ego_state)
     return state._replace(iteration=state.iteration + 1), metrics
 

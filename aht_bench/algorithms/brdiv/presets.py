@@ -12,7 +12,7 @@ from aht_bench.algorithms.brdiv.config import (
     BRDivConfig,
 )
 from aht_bench.training import presets
-from aht_bench.training.config import EgoConfig, PPOConfig
+from aht_bench.training.config import EgoConfig
 
 # -------------------------------------------------------------------------------------- presets
 
@@ -47,19 +47,17 @@ def _ego_preset(name: str, task_id: str, **overrides: Any) -> EgoConfig:
 def _paper(task_id: str) -> BRDivConfig:
     steps, xp_coef, size, envs, lr, ent, clip = _PAPER_ROWS[task_id]
     return BRDivConfig(
-        task_id=task_id,
         population_size=size,
         xp_coef=xp_coef,
         generation_timesteps=int(steps),
-        num_envs=envs,
-        rollout_length=128 if task_id.startswith("lbf") else 400,
-        generation_ppo=PPOConfig(
-            learning_rate=lr,
-            anneal_lr=True,
-            num_epochs=_PAPER_EPOCHS,
-            num_minibatches=4 if task_id.startswith("lbf") else 16,
-            clip_eps=clip,
-            ent_coef=ent,
+        **presets.paper_rollouts(task_id, envs),
+        generation_ppo=presets.paper_ppo(
+            lr=lr,
+            epochs=_PAPER_EPOCHS,
+            minibatches=4 if task_id.startswith("lbf") else 16,
+            ent=ent,
+            clip=clip,
+            anneal=True,
         ),
         ego=_ego_preset("paper", task_id),
         generation_iterations=_PAPER_ITERATIONS,
@@ -73,16 +71,7 @@ _QUICK_PPO = presets.QUICK_PPO
 # update, 64 x 128 per ego update (the `ego` quick preset). The XP coefficient is the paper's.
 # LBF keeps the paper's 3 pairs; Overcooked steps cost about 3x LBF's on CPU, so its layouts
 # use 2 pairs (4 rollouts per update, not 9) to fit the time.
-_QUICK_BUDGET = presets.with_v2(
-    {
-        "lbf-v1": (3, 128, 240),
-        "overcooked-cramped_room-v1": (2, 120, 120),
-        "overcooked-asymm_advantages-v1": (2, 120, 120),
-        "overcooked-counter_circuit-v1": (2, 120, 120),
-        "overcooked-coord_ring-v1": (2, 120, 120),
-        "overcooked-forced_coord-v1": (2, 120, 120),
-    }
-)
+_QUICK_BUDGET = presets.lbf_and_layouts(lbf=(3, 128, 240), overcooked=(2, 120, 120))
 _QUICK_ENVS = 32
 
 
@@ -104,8 +93,5 @@ def _quick(task_id: str) -> BRDivConfig:
     )
 
 
-PRESETS: dict[str, dict[str, BRDivConfig]] = {
-    "paper": {t: _paper(t) for t in PAPER_TASKS},
-    "quick": {t: _quick(t) for t in PAPER_TASKS},
-}
+PRESETS: dict[str, dict[str, BRDivConfig]] = presets.per_task({"paper": _paper, "quick": _quick})
 """preset name -> task id -> config."""

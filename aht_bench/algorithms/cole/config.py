@@ -11,7 +11,11 @@ import dataclasses
 
 from aht_bench.algorithms.api import TaskConfig
 from aht_bench.algorithms.common import (
+    check_hidden,
     require,
+    require_at_least,
+    require_divides,
+    require_one_update,
 )
 from aht_bench.training.config import PPOConfig
 from aht_bench.training.rollout import (
@@ -52,9 +56,7 @@ class ColeConfig(TaskConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()  # task_id, shaping, shaped_reward_coef
-        hidden = tuple(int(h) for h in self.hidden)
-        object.__setattr__(self, "hidden", hidden)
-        require(len(hidden) >= 1 and min(hidden) >= 1, "hidden", hidden, "give sizes >= 1")
+        check_hidden(self, "hidden")
         require(
             1 <= self.population_size <= MAX_POPULATION,
             "population_size",
@@ -62,27 +64,17 @@ class ColeConfig(TaskConfig):
             f"use 1..{MAX_POPULATION} (exact Shapley values enumerate all coalitions of the "
             "earlier members)",
         )
-        require(self.num_envs >= 1, "num_envs", self.num_envs, "use at least 1")
-        require(self.rollout_length >= 1, "rollout_length", self.rollout_length, "use >= 1")
-        require(self.eval_envs >= 1, "eval_envs", self.eval_envs, "use at least 1")
-        for name in ("alpha", "c_uct"):
-            value = getattr(self, name)
-            require(value >= 0, name, value, "use a value >= 0")
-        require(
-            self.timesteps_per_iteration >= self.batch_size,
+        require_at_least(self, 1, "num_envs", "rollout_length", "eval_envs")
+        require_at_least(self, 0, "alpha", "c_uct")
+        require_one_update(
             "timesteps_per_iteration",
             self.timesteps_per_iteration,
-            f"one update takes 2 rollouts (one per seat) x num_envs x rollout_length = "
-            f"{self.batch_size} timesteps",
+            self.batch_size,
+            "one update takes 2 rollouts (one per seat) x num_envs x rollout_length",
         )
         transitions = self.num_envs * self.rollout_length
-        require(
-            transitions % self.ppo.num_minibatches == 0,
-            "ppo.num_minibatches",
-            self.ppo.num_minibatches,
-            f"it must divide the {transitions} transitions (num_envs x rollout_length) of "
-            "each seat's stream",
-        )
+        stream = "each seat's stream (num_envs x rollout_length)"
+        require_divides("ppo.num_minibatches", self.ppo.num_minibatches, transitions, stream)
 
     @property
     def iterations(self) -> int:

@@ -21,6 +21,7 @@ from aht_bench.algorithms.cole.config import (
     MAX_POPULATION,
     ColeConfig,
 )
+from aht_bench.algorithms.common import two_player_env
 from aht_bench.policies.core import Params
 from aht_bench.policies.networks import MLPActorCritic
 from aht_bench.policies.population import Population
@@ -133,12 +134,7 @@ class Networks(NamedTuple):
 @functools.lru_cache(maxsize=32)
 def networks(config: ColeConfig) -> Networks:
     """The architectures of a run."""
-    env = make_env(config.task_id, config.shaping)
-    if env.num_agents != 2:
-        raise ValueError(
-            f"task_id={config.task_id!r} has {env.num_agents} seats; COLE here is for "
-            "two-player tasks"
-        )
+    env = two_player_env(config, "COLE")
     member = MLPActorCritic(env.obs_dim, env.num_actions, num_value_heads=1, hidden=config.hidden)
     return Networks(member=member, ego=member)
 

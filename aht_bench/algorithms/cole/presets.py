@@ -10,7 +10,6 @@ from aht_bench.algorithms.cole.config import (
     ColeConfig,
 )
 from aht_bench.training import presets
-from aht_bench.training.config import PPOConfig
 
 # -------------------------------------------------------------------------------------- presets
 
@@ -39,18 +38,11 @@ def _paper(task_id: str) -> ColeConfig:
     # Overcooked), eval_envs 64, MLP 64-64, gamma/GAE lambda/value and gradient clips as in
     # every preset (aht_bench.training.presets)
     return ColeConfig(
-        task_id=task_id,
         population_size=size,
         timesteps_per_iteration=int(steps),
-        num_envs=envs,
-        rollout_length=128 if task_id.startswith("lbf") else 400,
-        ppo=PPOConfig(
-            learning_rate=lr,
-            anneal_lr=anneal,
-            num_epochs=epochs,
-            num_minibatches=minibatches,
-            clip_eps=clip,
-            ent_coef=ent,
+        **presets.paper_rollouts(task_id, envs),
+        ppo=presets.paper_ppo(
+            lr=lr, epochs=epochs, minibatches=minibatches, ent=ent, clip=clip, anneal=anneal
         ),
         alpha=alpha,
         c_uct=c_uct,
@@ -63,37 +55,22 @@ _QUICK_PPO = presets.QUICK_PPO
 # task -> (population size, training timesteps per iteration): 128 (LBF) and 48 (Overcooked)
 # updates of 2 x 64 x 128 steps per member. A first LBF member reached self-play return 0.42 in
 # 2M steps, a first cramped_room member 57 in 1M (docs/baselines/cole.md).
-_QUICK_BUDGET = presets.with_v2(
-    {
-        "lbf-v1": (4, 2_097_152),
-        "overcooked-cramped_room-v1": (4, 786_432),
-        "overcooked-asymm_advantages-v1": (4, 786_432),
-        "overcooked-counter_circuit-v1": (4, 786_432),
-        "overcooked-coord_ring-v1": (4, 786_432),
-        "overcooked-forced_coord-v1": (4, 786_432),
-    }
-)
+_QUICK_BUDGET = presets.lbf_and_layouts(lbf=(4, 2_097_152), overcooked=(4, 786_432))
 
 
 def _quick(task_id: str) -> ColeConfig:
     size, steps = _QUICK_BUDGET[task_id]
     alpha, c_uct = _PAPER_ROWS[task_id][9:]
     return ColeConfig(
-        task_id=task_id,
         population_size=size,
         timesteps_per_iteration=steps,
-        num_envs=64,
-        rollout_length=128,
         ppo=_QUICK_PPO,
         alpha=alpha,
         c_uct=c_uct,
         eval_envs=32,
-        shaping=presets.quick_method_shaping(task_id),
+        **presets.quick_rollouts(task_id),
     )
 
 
-PRESETS: dict[str, dict[str, ColeConfig]] = {
-    "paper": {t: _paper(t) for t in PAPER_TASKS},
-    "quick": {t: _quick(t) for t in PAPER_TASKS},
-}
+PRESETS: dict[str, dict[str, ColeConfig]] = presets.per_task({"paper": _paper, "quick": _quick})
 """preset name -> task id -> config."""

@@ -16,6 +16,10 @@ from aht_bench.algorithms.api import TaskConfig
 from aht_bench.algorithms.common import (
     check_hidden,
     require,
+    require_at_least,
+    require_chunks,
+    require_one_update,
+    require_teammate_and_ego_minibatches,
 )
 from aht_bench.training.config import EgoConfig, PPOConfig
 from aht_bench.training.streams import LossTerm
@@ -72,8 +76,7 @@ class CoMeDiConfig(TaskConfig):
     def __post_init__(self) -> None:
         super().__post_init__()  # task_id, shaping, shaped_reward_coef
         check_hidden(self, "teammate_hidden", "best_response_hidden")
-        require(self.population_size >= 1, "population_size", self.population_size, "use >= 1")
-        require(self.rollout_length >= 1, "rollout_length", self.rollout_length, "use >= 1")
+        require_at_least(self, 1, "population_size", "rollout_length", "ego_num_envs", "ego_hidden")
         require(
             self.num_envs >= max(self.population_size - 1, 1),
             "num_envs",
@@ -81,47 +84,19 @@ class CoMeDiConfig(TaskConfig):
             f"the XP rollout gives each earlier teammate at least one env: use at least "
             f"population_size - 1 = {self.population_size - 1} (and at least 1)",
         )
-        require(self.ego_num_envs >= 1, "ego_num_envs", self.ego_num_envs, "use at least 1")
-        require(self.ego_hidden >= 1, "ego_hidden", self.ego_hidden, "use a GRU size >= 1")
-        for name in ("xp_coef", "mp_coef"):
-            value = getattr(self, name)
-            require(value >= 0, name, value, "use a value >= 0")
-        require(
-            self.teammate_timesteps >= self.teammate_batch_size,
+        require_at_least(self, 0, "xp_coef", "mp_coef")
+        require_one_update(
             "teammate_timesteps",
             self.teammate_timesteps,
-            f"one teammate update takes {ROLLOUTS_PER_UPDATE} rollouts x num_envs x "
-            f"rollout_length = {self.teammate_batch_size} timesteps",
+            self.teammate_batch_size,
+            f"one teammate update takes {ROLLOUTS_PER_UPDATE} rollouts x num_envs x rollout_length",
         )
-        transitions = self.num_envs * self.rollout_length
-        require(
-            transitions % self.teammate_ppo.num_minibatches == 0,
-            "teammate_ppo.num_minibatches",
-            self.teammate_ppo.num_minibatches,
-            f"it must divide the {transitions} transitions (num_envs x rollout_length) of "
-            "each teammate stream",
-        )
-        require(
-            self.ego_timesteps >= self.ego_num_envs * self.rollout_length,
-            "ego_timesteps",
-            self.ego_timesteps,
-            f"one ego update takes ego_num_envs x rollout_length = "
-            f"{self.ego_num_envs * self.rollout_length} timesteps",
-        )
-        require(
-            self.ego_num_envs % self.ego_ppo.num_minibatches == 0,
-            "ego_ppo.num_minibatches",
-            self.ego_ppo.num_minibatches,
-            f"the recurrent ego's minibatches split the {self.ego_num_envs} env sequences; "
-            "it must divide ego_num_envs",
-        )
-        ego_updates = self.ego_timesteps // (self.ego_num_envs * self.rollout_length)
-        require(
-            1 <= self.ego_iterations <= ego_updates,
-            "ego_iterations",
-            self.ego_iterations,
-            f"use 1..{ego_updates} (the ego stage has {ego_updates} PPO updates)",
-        )
+        require_teammate_and_ego_minibatches(self, "each teammate stream", "ego_num_envs")
+        ego_batch = self.ego_num_envs * self.rollout_length
+        update = "one ego update takes ego_num_envs x rollout_length"
+        require_one_update("ego_timesteps", self.ego_timesteps, ego_batch, update)
+        ego_updates = self.ego_timesteps // ego_batch
+        require_chunks("ego_iterations", self.ego_iterations, ego_updates, "ego")
 
     @property
     def iterations(self) -> int:
@@ -141,17 +116,7 @@ class CoMeDiConfig(TaskConfig):
     @property
     def ego_config(self) -> EgoConfig:
         """The ego stage as an `EgoConfig` (drives `two_stage` and `ego`)."""
-        return EgoConfig(
-            task_id=self.task_id,
-            total_timesteps=self.ego_timesteps,
-            num_envs=self.ego_num_envs,
-            rollout_length=self.rollout_length,
-            ppo=self.ego_ppo,
-            shaped_reward_coef=self.shaped_reward_coef,
-            shaping=self.shaping,
-            hidden=self.ego_hidden,
-            learner_seat=PARTNER_SEAT,
-        )
+        return self.ego_stage(self.ego_num_envs, self.rollout_length, PARTNER_SEAT)
 
     def generation_env_steps(self, teammate: int) -> int:
         """Joint env steps of generating teammate `teammate` (0-based; the first is SP only)."""

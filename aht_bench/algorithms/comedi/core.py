@@ -26,6 +26,7 @@ from aht_bench.algorithms.comedi.config import (
     teammate_loss_terms,
     with_xp_head,
 )
+from aht_bench.algorithms.common import two_player_env
 from aht_bench.algorithms.fixed_partner import FixedPartnerState
 from aht_bench.policies.core import Carry, Extras, Params
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
@@ -57,12 +58,7 @@ class Networks(NamedTuple):
 @functools.lru_cache(maxsize=32)
 def networks(config: CoMeDiConfig) -> Networks:
     """The three architectures of a run."""
-    env = make_env(config.task_id, config.shaping)
-    if env.num_agents != 2:
-        raise ValueError(
-            f"task_id={config.task_id!r} has {env.num_agents} seats; CoMeDi here is for "
-            "two-player tasks (one ego, one teammate)"
-        )
+    env = two_player_env(config, "CoMeDi")
     return Networks(
         teammate=MLPActorCritic(
             env.obs_dim,

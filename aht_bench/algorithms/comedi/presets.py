@@ -14,7 +14,7 @@ from aht_bench.algorithms.comedi.config import (
     CoMeDiConfig,
 )
 from aht_bench.training import presets
-from aht_bench.training.config import EgoConfig, PPOConfig
+from aht_bench.training.config import EgoConfig
 from aht_bench.training.report import IterationReport
 
 # -------------------------------------------------------------------------------------- presets
@@ -56,13 +56,8 @@ def _paper(task_id: str) -> CoMeDiConfig:
         teammate_timesteps=int(steps),
         num_envs=48,
         rollout_length=ego.rollout_length,  # 128 on LBF, 400 on Overcooked (presets.py)
-        teammate_ppo=PPOConfig(
-            learning_rate=lr,
-            anneal_lr=False,
-            num_epochs=15,
-            num_minibatches=8,
-            clip_eps=clip,
-            ent_coef=ent,
+        teammate_ppo=presets.paper_ppo(
+            lr=lr, epochs=15, minibatches=8, ent=ent, clip=clip, anneal=False
         ),
         xp_coef=alpha,
         mp_coef=beta,
@@ -77,25 +72,9 @@ def _paper(task_id: str) -> CoMeDiConfig:
 # the ego is the `ego` quick preset's PPO on a smaller budget. With 64 envs, 64 updates per
 # teammate and lr annealed, LBF teammates barely learned (SP return 0.05); 32 envs and 128
 # updates on the same env steps gave 0.20 and 0.27 (docs/baselines/comedi.md).
-_QUICK_PPO = PPOConfig(
-    learning_rate=1e-3,
-    anneal_lr=False,
-    num_epochs=4,
-    num_minibatches=4,
-    clip_eps=0.2,
-    ent_coef=0.01,
-)
+_QUICK_PPO = dataclasses.replace(presets.QUICK_PPO, anneal_lr=False)
 # task -> (teammate updates, ego timesteps); 32 envs x 128 steps
-_QUICK_BUDGET = presets.with_v2(
-    {
-        "lbf-v1": (128, 128 * 8_192),
-        "overcooked-cramped_room-v1": (64, 64 * 8_192),
-        "overcooked-asymm_advantages-v1": (64, 64 * 8_192),
-        "overcooked-counter_circuit-v1": (64, 64 * 8_192),
-        "overcooked-coord_ring-v1": (64, 64 * 8_192),
-        "overcooked-forced_coord-v1": (64, 64 * 8_192),
-    }
-)
+_QUICK_BUDGET = presets.lbf_and_layouts(lbf=(128, 128 * 8_192), overcooked=(64, 64 * 8_192))
 
 
 def _quick(task_id: str) -> CoMeDiConfig:
@@ -103,26 +82,20 @@ def _quick(task_id: str) -> CoMeDiConfig:
     _, _, _, _, alpha, beta = _PAPER_ROWS[task_id]
     ego = presets.get("ego", "quick", task_id)
     assert isinstance(ego, EgoConfig)
-    envs, length = 32, 128
+    rollouts = presets.quick_rollouts(task_id, num_envs=32)
     return CoMeDiConfig(
-        task_id=task_id,
         population_size=3,
-        teammate_timesteps=updates * ROLLOUTS_PER_UPDATE * envs * length,
-        num_envs=envs,
-        rollout_length=length,
+        teammate_timesteps=updates * ROLLOUTS_PER_UPDATE * rollouts["num_envs"] * 128,
         teammate_ppo=_QUICK_PPO,
         xp_coef=alpha,
         mp_coef=beta,
         ego_iterations=2,
-        shaping=presets.quick_method_shaping(task_id),
+        **rollouts,
         **_from_ego_preset(dataclasses.replace(ego, total_timesteps=ego_steps)),
     )
 
 
-PRESETS: dict[str, dict[str, CoMeDiConfig]] = {
-    "paper": {t: _paper(t) for t in PAPER_TASKS},
-    "quick": {t: _quick(t) for t in PAPER_TASKS},
-}
+PRESETS: dict[str, dict[str, CoMeDiConfig]] = presets.per_task({"paper": _paper, "quick": _quick})
 """preset name -> task id -> config."""
 
 

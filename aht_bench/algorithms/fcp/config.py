@@ -14,6 +14,12 @@ from aht_bench.algorithms.api import TaskConfig
 from aht_bench.algorithms.common import (
     check_hidden,
     require,
+    require_at_least,
+    require_chunks,
+    require_divides,
+    require_one_update,
+    require_seat,
+    require_sequences_divide,
 )
 from aht_bench.training.config import EgoConfig, IPPOConfig, PPOConfig
 
@@ -61,20 +67,14 @@ class FCPConfig(TaskConfig):
     def __post_init__(self) -> None:
         super().__post_init__()  # task_id, shaping, shaped_reward_coef
         check_hidden(self, "teammate_hidden")
-        for name in (
-            "num_ippo_seeds",
-            "num_checkpoints",
-            "teammate_num_envs",
-            "teammate_rollout_length",
-            "ego_num_envs",
-            "ego_rollout_length",
-            "ego_hidden",
-            "teams_per_iteration",
-            "ego_iterations",
-        ):
-            value = getattr(self, name)
-            require(value >= 1, name, value, "use at least 1")
-        require(self.ego_seat in (0, 1), "ego_seat", self.ego_seat, "use seat 0 or 1")
+        require_at_least(
+            self,
+            1,
+            *("num_ippo_seeds", "num_checkpoints", "teams_per_iteration", "ego_iterations"),
+            *("teammate_num_envs", "teammate_rollout_length", "ego_num_envs"),
+            *("ego_rollout_length", "ego_hidden"),
+        )
+        require_seat("ego_seat", self.ego_seat)
         require(
             self.num_ippo_seeds % self.teams_per_iteration == 0,
             "teams_per_iteration",
@@ -82,19 +82,11 @@ class FCPConfig(TaskConfig):
             f"it must divide num_ippo_seeds = {self.num_ippo_seeds}",
         )
         batch = self.teammate_num_envs * self.teammate_rollout_length
-        require(
-            self.teammate_timesteps >= batch,
-            "teammate_timesteps",
-            self.teammate_timesteps,
-            f"one IPPO update takes teammate_num_envs x teammate_rollout_length = {batch} "
-            "timesteps",
-        )
-        require(
-            batch % self.teammate_ppo.num_minibatches == 0,
-            "teammate_ppo.num_minibatches",
-            self.teammate_ppo.num_minibatches,
-            f"it must divide the {batch} transitions (teammate_num_envs x "
-            "teammate_rollout_length) of an IPPO update",
+        update = "one IPPO update takes teammate_num_envs x teammate_rollout_length"
+        require_one_update("teammate_timesteps", self.teammate_timesteps, batch, update)
+        stream = "an IPPO update (teammate_num_envs x teammate_rollout_length)"
+        require_divides(
+            "teammate_ppo.num_minibatches", self.teammate_ppo.num_minibatches, batch, stream
         )
         updates = self.teammate_timesteps // batch
         require(
@@ -105,55 +97,32 @@ class FCPConfig(TaskConfig):
             "(update 0 included); raise teammate_timesteps or keep fewer",
         )
         ego_batch = self.ego_num_envs * self.ego_rollout_length
-        require(
-            self.ego_timesteps >= ego_batch,
-            "ego_timesteps",
-            self.ego_timesteps,
-            f"one ego update takes ego_num_envs x ego_rollout_length = {ego_batch} timesteps",
+        update = "one ego update takes ego_num_envs x ego_rollout_length"
+        require_one_update("ego_timesteps", self.ego_timesteps, ego_batch, update)
+        minibatches = self.ego_ppo.num_minibatches
+        require_sequences_divide(
+            "ego_ppo.num_minibatches", minibatches, self.ego_num_envs, "ego_num_envs"
         )
-        require(
-            self.ego_num_envs % self.ego_ppo.num_minibatches == 0,
-            "ego_ppo.num_minibatches",
-            self.ego_ppo.num_minibatches,
-            f"the recurrent ego's minibatches split the {self.ego_num_envs} env sequences; "
-            "it must divide ego_num_envs",
-        )
-        ego_updates = self.ego_timesteps // ego_batch
-        require(
-            self.ego_iterations <= ego_updates,
-            "ego_iterations",
-            self.ego_iterations,
-            f"use 1..{ego_updates} (the ego stage has {ego_updates} PPO updates)",
+        require_chunks(
+            "ego_iterations", self.ego_iterations, self.ego_timesteps // ego_batch, "ego"
         )
 
     @property
     def ippo_config(self) -> IPPOConfig:
         """One IPPO run of the teammate-generation stage (what `ippo.init`/`ippo.update` take)."""
         return IPPOConfig(
-            task_id=self.task_id,
             total_timesteps=self.teammate_timesteps,
             num_envs=self.teammate_num_envs,
             rollout_length=self.teammate_rollout_length,
             ppo=self.teammate_ppo,
-            shaped_reward_coef=self.shaped_reward_coef,
-            shaping=self.shaping,
             hidden=self.teammate_hidden,
+            **self.task_fields,
         )
 
     @property
     def ego_config(self) -> EgoConfig:
         """The whole ego stage (what `two_stage`/`ego` take)."""
-        return EgoConfig(
-            task_id=self.task_id,
-            total_timesteps=self.ego_timesteps,
-            num_envs=self.ego_num_envs,
-            rollout_length=self.ego_rollout_length,
-            ppo=self.ego_ppo,
-            shaped_reward_coef=self.shaped_reward_coef,
-            shaping=self.shaping,
-            hidden=self.ego_hidden,
-            learner_seat=self.ego_seat,
-        )
+        return self.ego_stage(self.ego_num_envs, self.ego_rollout_length, self.ego_seat)
 
     @property
     def checkpoint_updates(self) -> tuple[int, ...]:

@@ -16,6 +16,7 @@ import numpy as np
 
 from aht_bench.algorithms import ego, ippo, two_stage
 from aht_bench.algorithms.api import buffer_population
+from aht_bench.algorithms.common import two_player_env
 from aht_bench.algorithms.fcp.config import (
     FCPConfig,
 )
@@ -26,7 +27,6 @@ from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.report import IterationReport
-from aht_bench.training.rollout import make_env
 from aht_bench.training.streams import phase_summary
 
 # ------------------------------------------------------------------------------------ networks
@@ -40,12 +40,7 @@ class Networks(NamedTuple):
 @functools.lru_cache(maxsize=32)
 def networks(config: FCPConfig) -> Networks:
     """The architectures of a run: IPPO's agents (the pool's members) and the ego."""
-    env = make_env(config.task_id, config.shaping)
-    if env.num_agents != 2:
-        raise ValueError(
-            f"task_id={config.task_id!r} has {env.num_agents} seats; FCP here is for "
-            "two-player tasks (one ego, one teammate)"
-        )
+    two_player_env(config, "FCP")  # a ValueError unless the task has two seats
     return Networks(teammate=ippo.network(config.ippo_config), ego=ego.network(config.ego_config))
 
 

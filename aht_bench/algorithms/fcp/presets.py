@@ -6,8 +6,6 @@ aht_bench.algorithms only.
 
 from __future__ import annotations
 
-import dataclasses
-
 from aht_bench.algorithms.fcp.config import (
     FCPConfig,
 )
@@ -51,14 +49,8 @@ def _paper(task_id: str) -> FCPConfig:
         teammate_timesteps=int(steps),
         teammate_num_envs=envs,
         teammate_rollout_length=ippo_preset.rollout_length,
-        teammate_ppo=dataclasses.replace(
-            ippo_preset.ppo,
-            learning_rate=lr,
-            anneal_lr=anneal,
-            num_epochs=epochs,
-            num_minibatches=minibatches,
-            clip_eps=clip,
-            ent_coef=ent,
+        teammate_ppo=presets.paper_ppo(
+            lr=lr, epochs=epochs, minibatches=minibatches, ent=ent, clip=clip, anneal=anneal
         ),
         teammate_hidden=ippo_preset.hidden,
         ego_timesteps=ego_preset.total_timesteps,
@@ -108,8 +100,5 @@ def _quick(task_id: str) -> FCPConfig:
     )
 
 
-PRESETS: dict[str, dict[str, FCPConfig]] = {
-    "paper": {t: _paper(t) for t in PAPER_TASKS},
-    "quick": {t: _quick(t) for t in PAPER_TASKS},
-}
+PRESETS: dict[str, dict[str, FCPConfig]] = presets.per_task({"paper": _paper, "quick": _quick})
 """preset name -> task id -> config."""

@@ -10,7 +10,13 @@ from __future__ import annotations
 import dataclasses
 
 from aht_bench.algorithms.api import TaskConfig
-from aht_bench.algorithms.common import check_hidden, require
+from aht_bench.algorithms.common import (
+    check_hidden,
+    require,
+    require_at_least,
+    require_seat,
+    require_teammate_and_ego_minibatches,
+)
 from aht_bench.algorithms.rotate import BR_HEAD, EGO_HEAD
 from aht_bench.training.config import PPOConfig
 from aht_bench.training.streams import LossTerm
@@ -47,11 +53,8 @@ class PairedConfig(TaskConfig):
     def __post_init__(self) -> None:
         super().__post_init__()  # task_id, shaping, shaped_reward_coef
         check_hidden(self, "teammate_hidden", "best_response_hidden")
-        require(self.iterations >= 1, "iterations", self.iterations, "use at least 1")
-        require(self.num_envs >= 1, "num_envs", self.num_envs, "use at least 1")
-        require(self.rollout_length >= 1, "rollout_length", self.rollout_length, "use >= 1")
-        require(self.ego_hidden >= 1, "ego_hidden", self.ego_hidden, "use a GRU size >= 1")
-        require(self.ego_seat in (0, 1), "ego_seat", self.ego_seat, "use seat 0 or 1")
+        require_at_least(self, 1, "iterations", "num_envs", "rollout_length", "ego_hidden")
+        require_seat("ego_seat", self.ego_seat)
         require(
             self.total_timesteps >= self.iterations * self.batch_size,
             "total_timesteps",
@@ -60,21 +63,7 @@ class PairedConfig(TaskConfig):
             f"x num_envs x rollout_length = {self.batch_size} timesteps; raise it to at least "
             f"{self.iterations * self.batch_size} or lower iterations",
         )
-        transitions = self.num_envs * self.rollout_length
-        require(
-            transitions % self.teammate_ppo.num_minibatches == 0,
-            "teammate_ppo.num_minibatches",
-            self.teammate_ppo.num_minibatches,
-            f"it must divide the {transitions} transitions (num_envs x rollout_length) of "
-            "each stream",
-        )
-        require(
-            self.num_envs % self.ego_ppo.num_minibatches == 0,
-            "ego_ppo.num_minibatches",
-            self.ego_ppo.num_minibatches,
-            f"the recurrent ego's minibatches split the {self.num_envs} env sequences; "
-            "it must divide num_envs",
-        )
+        require_teammate_and_ego_minibatches(self, "each stream", "num_envs")
 
     @property
     def batch_size(self) -> int:

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from aht_bench.algorithms.common import two_player_env
 from aht_bench.algorithms.paired.config import (
     PairedConfig,
     best_response_loss_terms,
@@ -46,12 +47,7 @@ from aht_bench.training.streams import loss_streams, phase_summary
 @functools.lru_cache(maxsize=32)
 def networks(config: PairedConfig) -> Networks:
     """The three architectures of a run."""
-    env = make_env(config.task_id, config.shaping)
-    if env.num_agents != 2:
-        raise ValueError(
-            f"task_id={config.task_id!r} has {env.num_agents} seats; PAIRED here is for "
-            "two-player tasks (one ego, one teammate)"
-        )
+    env = two_player_env(config, "PAIRED")
     return Networks(
         teammate=MLPActorCritic(
             env.obs_dim, env.num_actions, num_value_heads=2, hidden=config.teammate_hidden

@@ -10,7 +10,6 @@ from aht_bench.algorithms.paired.config import (
     PairedConfig,
 )
 from aht_bench.training import presets
-from aht_bench.training.config import PPOConfig
 
 # -------------------------------------------------------------------------------------- presets
 
@@ -34,22 +33,15 @@ _PAPER_ROWS = presets.with_v2(
 def _paper(task_id: str) -> PairedConfig:
     timesteps, lr, minibatches, ent, clip = _PAPER_ROWS[task_id]
     # one set of PPO hyperparameters for all three learners (module docstring)
-    ppo = PPOConfig(
-        learning_rate=lr,
-        anneal_lr=False,
-        num_epochs=15,
-        num_minibatches=minibatches,
-        clip_eps=clip,
-        ent_coef=ent,
+    ppo = presets.paper_ppo(
+        lr=lr, epochs=15, minibatches=minibatches, ent=ent, clip=clip, anneal=False
     )
     return PairedConfig(
-        task_id=task_id,
         total_timesteps=int(timesteps),
         iterations=10,
-        num_envs=16,
-        rollout_length=128 if task_id.startswith("lbf") else 400,
         teammate_ppo=ppo,
         ego_ppo=ppo,
+        **presets.paper_rollouts(task_id, 16),
     )
 
 
@@ -57,26 +49,16 @@ def _paper(task_id: str) -> PairedConfig:
 # cramped_room (docs/baselines/paired.md). ROTATE's quick PPO settings; 4 iterations of
 # lockstep updates of 2 x 64 envs x 128 steps: 64 updates an iteration on LBF (4.2M steps in
 # all), 32 on the Overcooked layouts, whose steps cost about three times as much (2.1M).
-_QUICK_PPO = presets.QUICK_PPO
-_QUICK_EGO_PPO = presets.QUICK_EGO_PPO
 
 
 def _quick(task_id: str) -> PairedConfig:
     updates_per_iteration = 64 if task_id == "lbf-v1" else 32
     return PairedConfig(
-        task_id=task_id,
         total_timesteps=4 * updates_per_iteration * 2 * 64 * 128,
         iterations=4,
-        num_envs=64,
-        rollout_length=128,
-        teammate_ppo=_QUICK_PPO,
-        ego_ppo=_QUICK_EGO_PPO,
-        shaping=presets.quick_method_shaping(task_id),
+        **presets.quick_open_ended(task_id),
     )
 
 
-PRESETS: dict[str, dict[str, PairedConfig]] = {
-    "paper": {t: _paper(t) for t in PAPER_TASKS},
-    "quick": {t: _quick(t) for t in PAPER_TASKS},
-}
+PRESETS: dict[str, dict[str, PairedConfig]] = presets.per_task({"paper": _paper, "quick": _quick})
 """preset name -> task id -> config."""

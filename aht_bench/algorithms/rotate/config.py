@@ -11,7 +11,14 @@ import dataclasses
 from typing import Any
 
 from aht_bench.algorithms.api import TaskConfig
-from aht_bench.algorithms.common import check_choice, check_hidden, require
+from aht_bench.algorithms.common import (
+    check_choice,
+    check_hidden,
+    require_at_least,
+    require_one_update,
+    require_seat,
+    require_teammate_and_ego_minibatches,
+)
 from aht_bench.training.config import EgoConfig, PPOConfig
 from aht_bench.training.streams import LossTerm
 
@@ -88,49 +95,21 @@ class RotateConfig(TaskConfig):
         object.__setattr__(self, "teammate_objective", objective)
         check_choice("teammate_objective", objective, TEAMMATE_OBJECTIVES)
         check_hidden(self, "teammate_hidden", "best_response_hidden")
-        require(self.iterations >= 1, "iterations", self.iterations, "use at least 1")
-        require(self.num_envs >= 1, "num_envs", self.num_envs, "use at least 1")
-        require(self.rollout_length >= 1, "rollout_length", self.rollout_length, "use >= 1")
-        require(self.ego_hidden >= 1, "ego_hidden", self.ego_hidden, "use a GRU size >= 1")
-        require(self.ego_seat in (0, 1), "ego_seat", self.ego_seat, "use seat 0 or 1")
-        for name in (
-            "competence_weight_xp",
-            "competence_weight_sp",
-            "competence_weight_p0",
-            "mixed_play_xp_coef",
-            "mixed_play_coef",
-        ):
-            value = getattr(self, name)
-            require(value >= 0, name, value, "use a value >= 0")
-        require(
-            self.teammate_timesteps >= self.teammate_batch_size,
+        require_at_least(self, 1, "iterations", "num_envs", "rollout_length", "ego_hidden")
+        require_seat("ego_seat", self.ego_seat)
+        weights = ("competence_weight_xp", "competence_weight_sp", "competence_weight_p0")
+        require_at_least(self, 0, *weights, "mixed_play_xp_coef", "mixed_play_coef")
+        transitions = self.num_envs * self.rollout_length
+        require_one_update(
             "teammate_timesteps",
             self.teammate_timesteps,
+            self.teammate_batch_size,
             f"one teammate update takes {self.rollouts_per_update} rollouts x num_envs x "
-            f"rollout_length = {self.teammate_batch_size} timesteps",
+            "rollout_length",
         )
-        require(
-            self.ego_timesteps >= self.num_envs * self.rollout_length,
-            "ego_timesteps",
-            self.ego_timesteps,
-            f"one ego update takes num_envs x rollout_length = "
-            f"{self.num_envs * self.rollout_length} timesteps",
-        )
-        transitions = self.num_envs * self.rollout_length
-        require(
-            transitions % self.teammate_ppo.num_minibatches == 0,
-            "teammate_ppo.num_minibatches",
-            self.teammate_ppo.num_minibatches,
-            f"it must divide the {transitions} transitions (num_envs x rollout_length) of "
-            "each teammate stream",
-        )
-        require(
-            self.num_envs % self.ego_ppo.num_minibatches == 0,
-            "ego_ppo.num_minibatches",
-            self.ego_ppo.num_minibatches,
-            f"the recurrent ego's minibatches split the {self.num_envs} env sequences; "
-            "it must divide num_envs",
-        )
+        update = "one ego update takes num_envs x rollout_length"
+        require_one_update("ego_timesteps", self.ego_timesteps, transitions, update)
+        require_teammate_and_ego_minibatches(self, "each teammate stream", "num_envs")
 
     @staticmethod
     def upgrade_legacy(fields: dict[str, Any]) -> dict[str, Any]:
@@ -176,17 +155,7 @@ class RotateConfig(TaskConfig):
     @property
     def ego_config(self) -> EgoConfig:
         """The ego phase as an `EgoConfig` (one phase's budget; drives `fixed_partner`)."""
-        return EgoConfig(
-            task_id=self.task_id,
-            total_timesteps=self.ego_timesteps,
-            num_envs=self.num_envs,
-            rollout_length=self.rollout_length,
-            ppo=self.ego_ppo,
-            shaped_reward_coef=self.shaped_reward_coef,
-            shaping=self.shaping,
-            hidden=self.ego_hidden,
-            learner_seat=self.ego_seat,
-        )
+        return self.ego_stage(self.num_envs, self.rollout_length, self.ego_seat)
 
 
 def regret_loss_terms(objective: str, lambda_1: float, lambda_2: float) -> tuple[LossTerm, ...]:

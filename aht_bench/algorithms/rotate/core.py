@@ -15,6 +15,7 @@ import jax.numpy as jnp
 
 from aht_bench.algorithms import fixed_partner
 from aht_bench.algorithms.api import buffer_population, fresh_params
+from aht_bench.algorithms.common import two_player_env
 from aht_bench.algorithms.fixed_partner import FixedPartnerState
 from aht_bench.algorithms.rotate.config import (
     RotateConfig,
@@ -57,12 +58,7 @@ class Networks(NamedTuple):
 @functools.lru_cache(maxsize=32)
 def networks(config: RotateConfig) -> Networks:
     """The three architectures of a run."""
-    env = make_env(config.task_id, config.shaping)
-    if env.num_agents != 2:
-        raise ValueError(
-            f"task_id={config.task_id!r} has {env.num_agents} seats; ROTATE here is for "
-            "two-player tasks (one ego, one teammate)"
-        )
+    env = two_player_env(config, "ROTATE")
     return Networks(
         teammate=MLPActorCritic(
             env.obs_dim,

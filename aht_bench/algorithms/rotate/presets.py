@@ -98,35 +98,48 @@ def _paper(task_id: str) -> RotateConfig:
     iterations, envs, lambda_1, lambda_2, minibatches = row[:5]
     e_steps, e_epochs, e_ent, e_lr, e_clip, e_anneal = row[5:11]
     t_steps, t_epochs, t_ent, t_lr, t_clip, t_anneal = row[11:]
+    teammate_ppo = presets.paper_ppo(
+        lr=t_lr, epochs=t_epochs, minibatches=minibatches, ent=t_ent, clip=t_clip, anneal=t_anneal
+    )
+    ego_ppo = presets.paper_ppo(
+        lr=e_lr, epochs=e_epochs, minibatches=minibatches, ent=e_ent, clip=e_clip, anneal=e_anneal
+    )
+    return _config(
+        task_id,
+        (iterations, int(t_steps), int(e_steps)),
+        (envs, presets.paper_rollout_length(task_id)),
+        (teammate_ppo, ego_ppo),
+        (lambda_1, lambda_2),
+    )
+
+
+def _config(
+    task_id: str,
+    budget: tuple[int, int, int],
+    rollouts: tuple[int, int],
+    ppo: tuple[PPOConfig, PPOConfig],
+    competence: tuple[float, float],
+    **extra: object,
+) -> RotateConfig:
+    """A `paper` or `quick` config: `budget` (iterations, teammate and ego timesteps per
+    iteration), `rollouts` (num_envs, rollout_length), `ppo` (teammate, ego), `competence`
+    (lambda_1, lambda_2); the task's mixed-play weights and teammate objective."""
     alpha, beta = _PAPER_MIXED_PLAY[task_id]
     return RotateConfig(
         task_id=task_id,
-        iterations=iterations,
-        teammate_timesteps=int(t_steps),
-        ego_timesteps=int(e_steps),
-        num_envs=envs,
-        rollout_length=128 if task_id.startswith("lbf") else 400,
-        teammate_ppo=PPOConfig(
-            learning_rate=t_lr,
-            anneal_lr=t_anneal,
-            num_epochs=t_epochs,
-            num_minibatches=minibatches,
-            clip_eps=t_clip,
-            ent_coef=t_ent,
-        ),
-        ego_ppo=PPOConfig(
-            learning_rate=e_lr,
-            anneal_lr=e_anneal,
-            num_epochs=e_epochs,
-            num_minibatches=minibatches,
-            clip_eps=e_clip,
-            ent_coef=e_ent,
-        ),
-        competence_weight_xp=float(lambda_1),
-        competence_weight_sp=float(lambda_2),
+        iterations=budget[0],
+        teammate_timesteps=budget[1],
+        ego_timesteps=budget[2],
+        num_envs=rollouts[0],
+        rollout_length=rollouts[1],
+        teammate_ppo=ppo[0],
+        ego_ppo=ppo[1],
+        competence_weight_xp=float(competence[0]),
+        competence_weight_sp=float(competence[1]),
         mixed_play_xp_coef=alpha,
         mixed_play_coef=beta,
         teammate_objective=_preset_objective(task_id),
+        **extra,  # type: ignore[arg-type]
     )
 
 
@@ -135,42 +148,25 @@ _QUICK_PPO = presets.QUICK_PPO
 _QUICK_EGO_PPO = presets.QUICK_EGO_PPO
 # task -> (iterations, teammate timesteps / iteration, ego timesteps / iteration); whole
 # updates of 4 x 64 x 128 (teammate) and 64 x 128 (ego) steps
-_QUICK_BUDGET = presets.with_v2(
-    {
-        "lbf-v1": (4, 128 * 32_768, 128 * 8_192),
-        "overcooked-cramped_room-v1": (4, 64 * 32_768, 64 * 8_192),
-        "overcooked-asymm_advantages-v1": (4, 64 * 32_768, 64 * 8_192),
-        "overcooked-counter_circuit-v1": (4, 64 * 32_768, 64 * 8_192),
-        "overcooked-coord_ring-v1": (4, 64 * 32_768, 64 * 8_192),
-        "overcooked-forced_coord-v1": (4, 64 * 32_768, 64 * 8_192),
-    }
+_QUICK_BUDGET = presets.lbf_and_layouts(
+    lbf=(4, 128 * 32_768, 128 * 8_192), overcooked=(4, 64 * 32_768, 64 * 8_192)
 )
 
 
 def _quick(task_id: str) -> RotateConfig:
-    iterations, teammate_steps, ego_steps = _QUICK_BUDGET[task_id]
-    lambda_1, lambda_2 = _PAPER_ROWS[task_id][2:4]
+    competence = _PAPER_ROWS[task_id][2:4]
     if task_id == "lbf-v1":
         # the top of the paper's grid: with 4 (the paper's) the quick LBF teammates lost
         # competence over the iterations (SP return 0.20 -> 0.00), with 10 they kept it
         # (0.17-0.23, then 0.10); the paper finds higher weights better on LBF (RQ3)
-        lambda_1, lambda_2 = 10, 10
-    alpha, beta = _PAPER_MIXED_PLAY[task_id]
-    return RotateConfig(
-        task_id=task_id,
-        iterations=iterations,
-        teammate_timesteps=teammate_steps,
-        ego_timesteps=ego_steps,
-        num_envs=64,
-        rollout_length=128,
-        teammate_ppo=_QUICK_PPO,
-        ego_ppo=_QUICK_EGO_PPO,
-        competence_weight_xp=float(lambda_1),
-        competence_weight_sp=float(lambda_2),
-        mixed_play_xp_coef=alpha,
-        mixed_play_coef=beta,
+        competence = (10, 10)
+    return _config(
+        task_id,
+        _QUICK_BUDGET[task_id],
+        (64, 128),
+        (_QUICK_PPO, _QUICK_EGO_PPO),
+        competence,
         shaping=presets.quick_method_shaping(task_id),
-        teammate_objective=_preset_objective(task_id),
     )
 
 
@@ -199,8 +195,7 @@ def _sabotage() -> RotateConfig:
 
 
 PRESETS: dict[str, dict[str, RotateConfig]] = {
-    "paper": {t: _paper(t) for t in PAPER_TASKS},
-    "quick": {t: _quick(t) for t in PAPER_TASKS},
+    **presets.per_task({"paper": _paper, "quick": _quick}),
     "sabotage": {"sabotage-v1": _sabotage()},
 }
 """preset name -> task id -> config."""
