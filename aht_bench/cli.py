@@ -14,6 +14,9 @@ Exit codes (the same for every command; `EXIT_*` below):
   143  stopped by SIGTERM after saving a checkpoint (`train`; resume with --resume)
 
 Errors print one message to stderr, without a traceback (`--debug` shows it where offered).
+
+May import click, tqdm, the standard library and aht_bench (the top layer: it parses the
+options, resolves ids once and calls the library).
 """
 
 from __future__ import annotations
@@ -318,7 +321,9 @@ def check_agent(
         path = check_agent_path(agent)
     except AgentLoadError as e:
         raise click.BadParameter(str(e), param_hint="AGENT") from None
-    from aht_bench.envs.gym import EgoEnv, compiled_task
+    from aht_bench.adapters.gym import EgoEnv
+    from aht_bench.envs.compiled import compiled_task
+    from aht_bench.evaluation.gym_runner import play_agent_file
 
     num_agents = compiled_task(task_id).env.num_agents
     if seat >= num_agents:
@@ -336,7 +341,9 @@ def check_agent(
     }
     try:
         env = EgoEnv(task_id, teammate=partner, teammate_params=partner_params, seat=seat)
-        returns = _play_agent_file(env, path, episodes, steps, seed, None if no_isolate else limits)
+        returns = play_agent_file(
+            env, path, episodes, steps, seed, None if no_isolate else limits, echo=click.echo
+        )
     except AgentLoadError as e:
         raise _agent_failed(e, EXIT_AGENT_LOAD, debug) from None
     except AgentRuntimeError as e:
@@ -554,62 +561,6 @@ def train(
     )
 
 
-def _play_agent_file(
-    env: Any,
-    path: Path,
-    episodes: int,
-    steps: int | None,
-    seed: int,
-    isolate: dict[str, Any] | None,
-) -> list[float]:
-    """Load `path` (in a worker with the limits `isolate`, or in-process when None) and play
-    `episodes` episodes of the `EgoEnv` `env` with it; prints as it goes, returns the returns."""
-    from aht_bench.policies.agent_file import load_agent_file, task_spec
-    from aht_bench.policies.isolated import IsolatedAgent
-
-    obs, _ = env.reset(seed=seed)
-    spec = task_spec(env.task_id, env.seat, sample_obs=obs)
-    start = time.perf_counter()
-    if isolate is None:
-        agent: Any = load_agent_file(path, env.task_id, env.seat, seed=seed, spec=spec)
-        how, has_jax = "in this process", agent.jax is not None
-    else:
-        agent = IsolatedAgent(path, env.task_id, env.seat, seed=seed, spec=spec, **isolate)
-        where = "sandboxed" if agent.sandboxed else "isolated"
-        how, has_jax = f"{where} in process {agent.pid}", bool(agent.info.get("has_jax"))
-    click.echo(
-        f"loaded {path.name} ({agent.kind}{', with a JAX policy' if has_jax else ''}) "
-        f"{how} in {time.perf_counter() - start:.1f}s"
-    )
-    returns, act_seconds, n_acts = [], 0.0, 0
-    try:
-        for episode in range(episodes):
-            if episode:
-                obs, _ = env.reset(seed=seed + episode)
-            agent.reset()
-            done, t, info, ended = False, 0, {"episode_return": 0.0}, "stopped by --steps"
-            while not done and (steps is None or t < steps):
-                tic = time.perf_counter()
-                action = agent.act(obs)
-                act_seconds += time.perf_counter() - tic
-                n_acts += 1
-                obs, _, terminated, truncated, info = env.step(action)
-                t += 1
-                done = terminated or truncated
-                if done:
-                    ended = "terminated" if terminated else "reached the horizon"
-            returns.append(float(info["episode_return"]))
-            click.echo(
-                f"episode {episode + 1} (seed {seed + episode}): base return "
-                f"{returns[-1]:g} in {t} steps ({ended})"
-            )
-    finally:
-        if isinstance(agent, IsolatedAgent):
-            agent.close()
-    click.echo(f"mean act time {1e3 * act_seconds / max(n_acts, 1):.2f} ms")
-    return returns
-
-
 EVALUATE_EXIT_CODES_HELP = """\b
 Exit codes:
   0  ok
@@ -745,63 +696,6 @@ def _resolves(name: str) -> bool:
     except envs.UnknownTaskError:
         return False
     return True
-
-
-def _print_result(record: dict[str, Any]) -> None:
-    from aht_bench.evaluation import record as rec
-
-    payload = record["payload"]
-    members = payload["members"]
-    above = rec.members_above_one(payload)
-    width = max(12, *(len(m["name"]) for m in members))
-    conf = int(round(100 * payload["protocol"]["bootstrap"]["confidence"]))
-    seeds = len(rec.agent_files(payload)) if rec.is_multi_seed(payload) else 0
-    over = f" over {seeds} seeds" if seeds else ""
-    # the per-seat means show an agent that plays only one side of a divided layout
-    seat_labels = [f"ego {rec.seating_label(s)}" for s in payload["protocol"]["seatings"]]
-    per_seat = rec.mean_returns_per_seating(payload)
-    seat_head = "".join(f"  {label:>10s}" for label in seat_labels)
-    click.echo(f"{'member':{width}s}  {'lower':>7s}  {'upper':>8s}  {'mean return':>11s}"
-               f"{seat_head}  normalised [{conf}% CI{over}]")  # fmt: skip
-    for m, seat_means in zip(members, per_seat, strict=True):
-        lo, hi = m["normalized"]["ci"]
-        seat_cells = "".join(
-            f"  {v:>{max(10, len(label))}.4g}"
-            for v, label in zip(seat_means, seat_labels, strict=True)
-        )
-        flag = "  > 1: bound too low" if any(m is a for a in above) else ""
-        click.echo(
-            f"{m['name']:{width}s}  {m['lower']:7.4g}  {m['upper']:8.4g}  "
-            f"{m['mean_return']:11.4g}{seat_cells}  {m['normalized']['value']:6.3f} "
-            f"[{lo:.3f}, {hi:.3f}]{flag}"
-        )
-    click.echo(
-        "(mean return: over every seating; ego seat N: with the agent in seat N, the member in "
-        "the other seat(s))"
-    )
-    n_ep = payload["protocol"]["episodes"]
-    n_seat = len(payload["protocol"]["seatings"])
-    if seeds:
-        for i, f in enumerate(rec.agent_files(payload)):
-            mean = sum(m["normalized_per_seed"][i] for m in members) / len(members)
-            click.echo(f"seed {i} ({f['file']}): mean normalised score {mean:.3f}")
-        click.echo(
-            f"aggregate over {len(members)} member(s) x {seeds} seeds (each the mean of "
-            f"{n_ep} episodes x {n_seat} seating(s)), stratified bootstrap {conf}% CI over the "
-            f"{seeds} seeds:"
-        )
-    else:
-        click.echo(
-            f"aggregate over {len(members)} member(s) x {n_ep} episodes (each the mean of "
-            f"{n_seat} seating(s)), stratified bootstrap {conf}% CI:"
-        )
-    labels = {"mean": "mean", "iqm": "IQM", "median": "median", "worst_case": "worst case"}
-    for key, label in labels.items():
-        agg = payload["aggregates"][key]
-        lo, hi = agg["ci"]
-        click.echo(f"  {label:10s} {agg['value']:6.3f} [{lo:.3f}, {hi:.3f}]")
-    for m in above:
-        click.echo(f"warning: {rec.above_one_message(m)}; by the paper's procedure it is raised")
 
 
 def _result_paths(
@@ -981,7 +875,7 @@ def evaluate(
                 from aht_bench.evaluation.plots import plot_result
 
                 plot_result(record, target.with_suffix(".png"))
-        _print_result(record)
+        click.echo("\n".join(rec.result_lines(record)))
         plot = "" if no_plot else f" and {target.with_suffix('.png')}"
         click.echo(
             f"wrote {target}{plot} (payload sha256 {record['payload_sha256'][:16]}..., "
@@ -1177,7 +1071,7 @@ def devset() -> None:
 def devset_build(task_id: str, br_timesteps: int | None, out: Path | None) -> None:
     """Rebuild the development set of a task: train the best responses, evaluate every
     partner with every member, write the manifest with bounds and provenance."""
-    from aht_bench.evaluation import devset as ds
+    from aht_bench.heldout import devset as ds
 
     try:
         ds.recipe(task_id)

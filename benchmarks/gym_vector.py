@@ -30,7 +30,7 @@ import jax
 import numpy as np
 from gymnasium.vector import AutoresetMode
 
-import aht_bench.envs.gym  # noqa: F401  (registers the aht_bench/<id> environments)
+import aht_bench.adapters.gym  # noqa: F401  (registers the aht_bench/<id> environments)
 from aht_bench import __version__
 
 

@@ -90,7 +90,10 @@ def heuristics() -> None:
 
 
 def devset(root: Path) -> None:
-    from aht_bench.evaluation import devset as ds
+    try:  # aht_bench.heldout.devset since issue 31 moved it; aht_bench.evaluation.devset before
+        from aht_bench.heldout import devset as ds
+    except ImportError:
+        from aht_bench.evaluation import devset as ds  # type: ignore[no-redef]
 
     out = root / "dev"
     ds.build("overcooked-forced_coord-v1", out, br_timesteps=8192,

@@ -82,7 +82,7 @@ def test_sb3_example_trains_exports_and_matches_sb3(tmp_path):
     pytest.importorskip("stable_baselines3", reason="install the sb3 extra: pip install -e .[sb3]")
     import torch
 
-    from aht_bench.envs.gym import EgoEnv
+    from aht_bench.adapters.gym import EgoEnv
 
     train = _import(EXAMPLES / "sb3_ppo" / "train.py", "sb3_example_train")
     model = train.train("lbf-v1", timesteps=2048, seed=0, n_envs=8)

@@ -5,6 +5,7 @@ own layer or the layers below it, at module level or inside a function alike. In
 The imports are read from the source (`ast`), so a lazy import inside a function counts."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -27,12 +28,12 @@ LAYERS = (
 """Bottom to top. `aht_bench` itself (`__version__`) is below all of them."""
 
 KNOWN_UPWARD = {
-    ("envs/gym.py", "aht_bench.evaluation.teammates"),
-    ("envs/gym.py", "aht_bench.policies.runner"),
-    ("envs/vector.py", "aht_bench.policies.core"),
+    ("adapters/gym.py", "aht_bench.evaluation.teammates"),
 }
-"""Upward imports not yet removed: the Gymnasium shell folds policies in, so it belongs above
-`policies` (issue 31, step 4: the shells move to `adapters/`). This list may only shrink: an
+"""Upward imports allowed. One: `EgoEnv(task, teammate="heldout:v2:ippo_mlp_0")` resolves a
+teammate's name (heldout members, heuristics, "random") through
+`aht_bench.evaluation.teammates`, lazily, only when a name is given; the evaluator itself plays
+through the shell, so the shell cannot sit above `evaluation`. This list may only shrink: an
 entry that no longer occurs fails the test until it is deleted here."""
 
 
@@ -104,3 +105,61 @@ def test_the_checker_sees_a_lazy_upward_import(tmp_path):
     source.write_text("def f():\n    from aht_bench.runs import train\n    return train\n")
     assert _imports(source) == {"aht_bench.runs"}
     assert _layer("aht_bench.runs.driver") == "runs" and _layer("aht_bench.__version__") is None
+
+
+def _declared(path: Path) -> set[str] | None:
+    """The `aht_bench...` modules the "May import ..." paragraph of `path`'s docstring names
+    (`aht_bench` alone: all of the package), None if it has no such paragraph."""
+    doc = ast.get_docstring(ast.parse(path.read_text(), str(path))) or ""
+    start = doc.lower().find("may import ")
+    if start < 0:
+        return None
+    paragraph = doc[start:].split("\n\n")[0]
+    return set(re.findall(r"\baht_bench(?:\.\w+)*", paragraph))
+
+
+def _package(path: Path) -> str:
+    """The dotted package `path` (a file under `PACKAGE`) belongs to."""
+    return ".".join(("aht_bench", *path.relative_to(PACKAGE).parts[:-1]))
+
+
+def _undeclared(path: Path, package: str) -> list[str]:
+    """The `aht_bench` imports of `path` its "May import" paragraph does not cover. Always
+    covered: the module's own `package` and `aht_bench` itself (`__version__`)."""
+    declared = _declared(path)
+    assert declared is not None, f"{path}: no 'May import ...' paragraph in its docstring"
+    allowed = declared | {package}
+    out = []
+    for module in sorted(_imports(path)):
+        if module in ("aht_bench", "aht_bench.__version__") or "aht_bench" in declared:
+            continue
+        if not any(module == d or module.startswith(d + ".") for d in allowed):
+            out.append(module)
+    return out
+
+
+def test_every_module_imports_only_what_its_docstring_declares():
+    # issue 31: each module's "May import" line is a contract the layering alone does not check
+    # (a method module that reached into a sibling, a loader that trains)
+    wrong = {
+        path.relative_to(PACKAGE).as_posix(): modules
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (modules := _undeclared(path, _package(path)))
+    }
+    assert not wrong, f"imports their 'May import' line does not name: {wrong}"
+
+
+def test_the_declared_imports_check_catches_an_undeclared_import(tmp_path):
+    # the check itself, on a module placed inside the package tree's shape
+    module = tmp_path / "m.py"
+    module.write_text(
+        '"""A module.\n\nMay import numpy and aht_bench.envs only.\n"""\n'
+        "from aht_bench.envs import make\n"
+        "def f():\n    from aht_bench.policies import core\n    return core, make\n"
+    )
+    assert _declared(module) == {"aht_bench.envs"}
+    assert _undeclared(module, "aht_bench.training") == ["aht_bench.policies"]
+    assert _undeclared(module, "aht_bench.policies") == []  # its own package
+    module.write_text('"""No contract."""\nimport numpy\n')
+    with pytest.raises(AssertionError, match="no 'May import"):
+        _undeclared(module, "aht_bench.training")

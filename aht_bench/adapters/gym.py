@@ -4,28 +4,30 @@
     obs, info = env.reset(seed=0)
     obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
 
-or, after `import aht_bench.envs.gym`, `gymnasium.make("aht_bench/overcooked-forced_coord-v1")`.
-A teammate can be named: `teammate="lexi"` (a heuristic), `"heldout:v2:ippo_mlp_0"` (a member of
-a heldout set) or `"random"`, resolved once by `aht_bench.evaluation.teammates`. Every id is
-registered with `max_episode_steps` = the task's horizon and with `aht_bench.envs.vector`'s
-jitted `EgoVectorEnv` as its `vector_entry_point` (`gymnasium.make_vec`).
+or, after `import aht_bench.adapters.gym`,
+`gymnasium.make("aht_bench/overcooked-forced_coord-v1")`. A teammate can be named:
+`teammate="lexi"` (a heuristic), `"heldout:v2:ippo_mlp_0"` (a member of a heldout set) or
+`"random"`, resolved once by `aht_bench.evaluation.teammates`. Every id is registered with
+`max_episode_steps` = the task's horizon and with `aht_bench.adapters.vector`'s jitted
+`EgoVectorEnv` as its `vector_entry_point` (`gymnasium.make_vec`).
 
 The JAX `reset`/`step` of a task are jitted once per task id and cached at module level
-(`compiled_task`), so building many shells (vector envs, the PettingZoo shell in `pz`) never
-recompiles. Every random draw, the JAX keys included, comes from the seed given to `reset`.
+(`aht_bench.envs.compiled.compiled_task`), so building many shells (vector envs, the
+PettingZoo shell in `pz`) never recompiles. Every random draw, the JAX keys included, comes
+from the seed given to `reset`.
 
-May import numpy, jax, gymnasium and aht_bench.envs (core, registry, tasks); resolving a
-teammate's name imports `aht_bench.evaluation.teammates` (the names live above the envs) and a
-protocol-policy teammate `aht_bench.policies.runner`, both lazily, when they are used.
+May import numpy, jax, gymnasium, aht_bench.envs and aht_bench.policies; resolving a
+teammate's name imports `aht_bench.evaluation.teammates` lazily, when a name is given (the
+names of heldout members live above the shells: the one upward import `tests/test_layers.py`
+lists).
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import numbers
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import gymnasium
 import jax
@@ -33,8 +35,14 @@ import numpy as np
 from gymnasium import spaces
 
 from aht_bench.envs import tasks as _tasks  # noqa: F401  (registers every task)
-from aht_bench.envs.core import Environment, EnvState, TimeStep
-from aht_bench.envs.registry import make, registered_horizon, registered_ids, resolve
+from aht_bench.envs.compiled import (
+    CompiledTask,
+    compiled_task,
+    host_action_mask,
+    to_host,
+)
+from aht_bench.envs.core import Environment, EnvState
+from aht_bench.envs.registry import registered_horizon, registered_ids, resolve
 
 REWARD_MODES = ("base", "shaped")
 GYMNASIUM_NAMESPACE = "aht_bench"
@@ -60,7 +68,7 @@ def resolve_teammate_name(task_id: str, teammate: Any, teammate_params: Any) -> 
             f"teammate={teammate!r} is a name, which brings its own params; leave "
             "teammate_params=None (pass teammate_params only with a policy object)"
         )
-    from aht_bench.evaluation.teammates import resolve_teammate  # names live above the envs
+    from aht_bench.evaluation.teammates import resolve_teammate  # names live above the shells
 
     return resolve_teammate(task_id, teammate)
 
@@ -170,7 +178,9 @@ class FoldedSeats:
         policy_seats = [s for s, (t, _) in self.teammates.items() if is_policy(t)]
         if not policy_seats:
             return
-        from aht_bench.policies.runner import PolicyRunner  # the policies layer imports envs
+        from aht_bench.policies.runner import (
+            PolicyRunner,  # lazily: only a policy teammate needs it
+        )
 
         seeds = np_random.integers(2**31, size=len(policy_seats))
         self._runners = {
@@ -215,7 +225,24 @@ def can_render(env: Any, started: bool) -> bool:
     return True
 
 
-class EgoEnv(gymnasium.Env):
+class TaskShell:
+    """What every shell of one task shows of its JAX side: `task` and `env_state`."""
+
+    _task: CompiledTask
+    _state: EnvState | None
+
+    @property
+    def task(self) -> Environment:
+        """The functional JAX task behind this shell (shared by every shell of the same id)."""
+        return self._task.env
+
+    @property
+    def env_state(self) -> EnvState | None:
+        """The current JAX `EnvState` (None before the first reset)."""
+        return self._state
+
+
+class EgoEnv(TaskShell, gymnasium.Env):
     """One seat (`seat`) of a task; every other seat is played by `teammate`.
 
     Args:
@@ -297,16 +324,6 @@ class EgoEnv(gymnasium.Env):
         self._obs: np.ndarray | None = None  # (num_agents, obs_dim) float32: current obs
         self._done = True
 
-    @property
-    def task(self) -> Environment:
-        """The functional JAX task behind this shell (shared by every shell of the same id)."""
-        return self._task.env
-
-    @property
-    def env_state(self) -> EnvState | None:
-        """The current JAX `EnvState` (None before the first reset)."""
-        return self._state
-
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
@@ -364,7 +381,7 @@ def register_gymnasium_envs() -> None:
 
     ``max_episode_steps`` is the task's horizon (so `gymnasium.make` adds its `TimeLimit`
     at the step where the task truncates anyway), and ``vector_entry_point`` the jitted
-    `aht_bench.envs.vector.EgoVectorEnv`. Builds nothing: a task's backend is imported when
+    `aht_bench.adapters.vector.EgoVectorEnv`. Builds nothing: a task's backend is imported when
     `gymnasium.make` first builds it.
     """
     for task_id in registered_ids():
@@ -373,8 +390,8 @@ def register_gymnasium_envs() -> None:
             continue
         gymnasium.register(
             id=env_id,
-            entry_point="aht_bench.envs.gym:EgoEnv",
-            vector_entry_point="aht_bench.envs.vector:EgoVectorEnv",
+            entry_point="aht_bench.adapters.gym:EgoEnv",
+            vector_entry_point="aht_bench.adapters.vector:EgoVectorEnv",
             kwargs={"task": task_id},
             max_episode_steps=registered_horizon(task_id),
             nondeterministic=False,

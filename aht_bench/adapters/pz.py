@@ -13,9 +13,9 @@ on a leading axis. Seats given in `teammates` are played inside the shell by a f
     env = ParallelEnv("lbf-4p-v1", teammates={"agent_2": lbf_heuristic("lexi", num_agents=4),
                                                "agent_3": (network, params)})
 
-The jitted reset/step are the ones `aht_bench.envs.gym` caches per task id.
+The jitted reset/step are the ones `aht_bench.envs.compiled` caches per task id.
 
-May import numpy, gymnasium, pettingzoo and aht_bench.envs (core, registry, gym).
+May import numpy, gymnasium, pettingzoo, aht_bench.envs and aht_bench.adapters.gym.
 """
 
 from __future__ import annotations
@@ -28,27 +28,25 @@ import pettingzoo
 from gymnasium import logger, spaces
 from gymnasium.utils import seeding
 
-from aht_bench.envs.core import Environment, EnvState
-from aht_bench.envs.gym import (
+from aht_bench.adapters.gym import (
     RENDER_FPS,
     FoldedSeats,
-    HostTimeStep,
+    TaskShell,
     check_action,
     check_render_mode,
     check_reward_mode,
-    compiled_task,
-    host_action_mask,
     observation_space_of,
     render_modes_of,
     render_state,
-    to_host,
 )
+from aht_bench.envs.compiled import HostTimeStep, compiled_task, host_action_mask, to_host
+from aht_bench.envs.core import EnvState
 from aht_bench.envs.registry import resolve
 
 AgentID = str
 
 
-class ParallelEnv(pettingzoo.ParallelEnv[AgentID, np.ndarray, int]):
+class ParallelEnv(TaskShell, pettingzoo.ParallelEnv[AgentID, np.ndarray, int]):
     """All seats of a task, acting simultaneously.
 
     Args:
@@ -67,7 +65,7 @@ class ParallelEnv(pettingzoo.ParallelEnv[AgentID, np.ndarray, int]):
 
     Each agent's info holds its ``base_reward``, ``shaped_reward``, ``episode_return`` (base
     return so far) and the step count ``time``, and on tasks with an action mask (LBF) its
-    ``action_mask``, int8 (num_actions,), as in `aht_bench.envs.gym.EgoEnv`. When the episode
+    ``action_mask``, int8 (num_actions,), as in `aht_bench.adapters.gym.EgoEnv`. When the episode
     ends (every seat terminates or truncates together) ``agents`` becomes empty; call
     ``reset`` to start another.
     """
@@ -122,16 +120,6 @@ class ParallelEnv(pettingzoo.ParallelEnv[AgentID, np.ndarray, int]):
         self._key = None
         self._state: EnvState | None = None
         self._obs: np.ndarray | None = None  # (num_agents, obs_dim): every seat's current obs
-
-    @property
-    def task(self) -> Environment:
-        """The functional JAX task behind this shell (shared by every shell of the same id)."""
-        return self._task.env
-
-    @property
-    def env_state(self) -> EnvState | None:
-        """The current JAX `EnvState` (None before the first reset)."""
-        return self._state
 
     def observation_space(self, agent: AgentID) -> spaces.Box:
         return self._observation_spaces[self._check_agent(agent)]

@@ -33,8 +33,9 @@ Teammates are given as to `EgoEnv`: a name (``"lexi"``, ``"heldout:v2:ippo_mlp_0
 ``"random"``), a protocol policy with ``teammate_params``, or None. A Python callable cannot run
 inside jit: use ``gymnasium.make_vec(id, ..., vectorization_mode="sync")`` for those.
 
-May import numpy, jax, gymnasium and aht_bench.envs (core, gym); a protocol-policy teammate
-brings `aht_bench.policies.core` (lazily, for `reset_carry_where`).
+May import numpy, jax, gymnasium, aht_bench.envs, aht_bench.policies and
+aht_bench.adapters.gym; a protocol-policy teammate brings `aht_bench.policies.core` (lazily,
+for `reset_carry_where`).
 """
 
 from __future__ import annotations
@@ -52,20 +53,20 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
-from aht_bench.envs.core import Environment, EnvState
-from aht_bench.envs.gym import (
+from aht_bench.adapters.gym import (
     RENDER_FPS,
     can_render,
     check_render_mode,
     check_reward_mode,
     check_seat,
-    compiled_task,
     is_policy,
     observation_space_of,
     render_modes_of,
     render_state,
     resolve_teammate_name,
 )
+from aht_bench.envs.compiled import compiled_task
+from aht_bench.envs.core import Environment, EnvState
 from aht_bench.envs.registry import resolve
 
 

@@ -5,8 +5,11 @@
     state, ts = env.step(key, state, actions)   # actions: int32[num_agents]
 
 See `core` for the contract, `wrappers.AutoReset` for auto-reset with a pluggable reset
-source, `state_io` for saving and loading states, `gym` and `pz` for the Gymnasium and
-PettingZoo shells, and `render` for frames and GIFs.
+source, `state_io` for saving and loading states, `compiled` for the jitted per-task
+reset/step of host loops, and `render` for frames and GIFs. The Gymnasium and PettingZoo
+shells live above the policies, in `aht_bench.adapters`.
+
+May import aht_bench.envs only (its own modules, re-exported).
 """
 
 from aht_bench.envs import tasks as _tasks  # noqa: F401  (registers every task)

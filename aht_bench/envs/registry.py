@@ -2,6 +2,8 @@
 
 `make("overcooked-forced_coord-v1")` builds a task; `make("forced_coord")` works too, through
 short aliases that always point at the newest version. Unknown ids fail with a suggestion.
+
+May import the standard library and aht_bench.envs.core only.
 """
 
 from __future__ import annotations

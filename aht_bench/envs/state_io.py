@@ -7,6 +7,8 @@ shape and dtype against a state the env builds itself, then runs `env.validate` 
 so a loaded state is a valid start state or an error that says what is wrong.
 
 Writes are atomic (temp file in the same folder, fsync, rename).
+
+May import jax, numpy, safetensors, the standard library, aht_bench.files and aht_bench.envs.
 """
 
 from __future__ import annotations

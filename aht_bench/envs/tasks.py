@@ -1,6 +1,8 @@
 """The registered tasks. Factories import their backends lazily, so listing tasks is cheap.
 
 Every id here is published: never change what an id builds; register a new version instead.
+
+May import aht_bench.envs only (each backend lazily, in its factory).
 """
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ from __future__ import annotations
 from aht_bench.envs.registry import alias, register
 
 # Horizons of the lazily built tasks, so the registry knows them without importing a backend
-# (the built task's `horizon` must agree: tests/envs/test_gym_conventions.py checks every id).
+# (the built task's `horizon` must agree: tests/adapters/test_gym_conventions.py checks every id).
 LBF_HORIZON = 100
 OVERCOOKED_HORIZON = 400
 

@@ -9,10 +9,11 @@
 - `evaluate`: `evaluate_agent_file`, `evaluate_agent_files` (the training seeds of one agent:
   CIs over seeds), `evaluate_policy`, `cross_play`; `record`: result records (JSON with a
   payload hash); `compare`: tables and plots of several records; `plots`: PNGs.
-- `devset`: building the development sets (heuristic members, BR bounds).
+Building teammate sets (the development sets too, `aht_bench.heldout.devset`) trains agents
+and lives in `aht_bench.heldout`; evaluation only loads and plays them.
 
 May import numpy, jax, rliable, matplotlib, the standard library and aht_bench (envs,
-policies, files; training and algorithms only in `devset`).
+policies, files).
 """
 
 from aht_bench.evaluation.evaluate import (

@@ -1,5 +1,5 @@
 """The step-by-step runner: a plain-Python agent against teammate-set members, one episode at a
-time through the Gymnasium shell (`aht_bench.envs.gym.EgoEnv`, the member folded in).
+time through the Gymnasium shell (`aht_bench.adapters.gym.EgoEnv`, the member folded in).
 
     returns = play_python(make_agent, eval_set, num_episodes=64, seed=0)
     # float64 (members, seatings, episodes)
@@ -13,12 +13,17 @@ start states are common to all members, seatings and agents with the same seed (
 draws its start states differently: compare results of one runner only). Only seatings with one
 agent seat are supported here (every two-player task); `lbf-4p-v1` needs the JAX path.
 
-May import numpy, aht_bench.envs, aht_bench.policies and aht_bench.evaluation.sets.
+`play_agent_file` is `aht-bench check-agent`'s loop: a few episodes of one seat, printed.
+
+May import numpy, the standard library, aht_bench.envs, aht_bench.policies, aht_bench.adapters
+and aht_bench.evaluation.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -45,7 +50,7 @@ def play_python(
     progress: Progress | None = None,
 ) -> np.ndarray:
     """The agent's base return per (member, seating, episode), float64; see the module doc."""
-    from aht_bench.envs.gym import EgoEnv
+    from aht_bench.adapters.gym import EgoEnv
 
     if any(len(seating) != 1 for seating in eval_set.seatings):
         raise UnsupportedSeatingError(
@@ -86,3 +91,62 @@ def _episode(env: Any, agent: Any, seed: int) -> tuple[float, int]:
         steps += 1
         done = terminated or truncated
     return float(info["episode_return"]), steps
+
+
+def play_agent_file(
+    env: Any,
+    path: Path,
+    episodes: int,
+    steps: int | None,
+    seed: int,
+    isolate: dict[str, Any] | None,
+    echo: Callable[[str], None] = print,
+) -> list[float]:
+    """Load `path` (in a worker with the limits `isolate`, or in-process when None) and play
+    `episodes` episodes (at most `steps` steps each) of the `EgoEnv` `env` with it, episode `e`
+    from `reset(seed=seed + e)` (what `aht-bench check-agent` does); `echo`es the load, every
+    episode's base return and the mean act time; returns the base returns."""
+    from aht_bench.policies.agent_file import load_agent_file, task_spec
+    from aht_bench.policies.isolated import IsolatedAgent
+
+    obs, _ = env.reset(seed=seed)
+    spec = task_spec(env.task_id, env.seat, sample_obs=obs)
+    start = time.perf_counter()
+    if isolate is None:
+        agent: Any = load_agent_file(path, env.task_id, env.seat, seed=seed, spec=spec)
+        how, has_jax = "in this process", agent.jax is not None
+    else:
+        agent = IsolatedAgent(path, env.task_id, env.seat, seed=seed, spec=spec, **isolate)
+        where = "sandboxed" if agent.sandboxed else "isolated"
+        how, has_jax = f"{where} in process {agent.pid}", bool(agent.info.get("has_jax"))
+    echo(
+        f"loaded {path.name} ({agent.kind}{', with a JAX policy' if has_jax else ''}) "
+        f"{how} in {time.perf_counter() - start:.1f}s"
+    )
+    returns, act_seconds, n_acts = [], 0.0, 0
+    try:
+        for episode in range(episodes):
+            if episode:
+                obs, _ = env.reset(seed=seed + episode)
+            agent.reset()
+            done, t, info, ended = False, 0, {"episode_return": 0.0}, "stopped by --steps"
+            while not done and (steps is None or t < steps):
+                tic = time.perf_counter()
+                action = agent.act(obs)
+                act_seconds += time.perf_counter() - tic
+                n_acts += 1
+                obs, _, terminated, truncated, info = env.step(action)
+                t += 1
+                done = terminated or truncated
+                if done:
+                    ended = "terminated" if terminated else "reached the horizon"
+            returns.append(float(info["episode_return"]))
+            echo(
+                f"episode {episode + 1} (seed {seed + episode}): base return "
+                f"{returns[-1]:g} in {t} steps ({ended})"
+            )
+    finally:
+        if isinstance(agent, IsolatedAgent):
+            agent.close()
+    echo(f"mean act time {1e3 * act_seconds / max(n_acts, 1):.2f} ms")
+    return returns

@@ -31,7 +31,8 @@ Each seed plays exactly the protocol of a one-file evaluation (same episodes, se
 so `returns_per_seed[i]` is what evaluating file i alone records. A multi-seed record has no
 `agent.file`, `agent.sha256` or `members[].returns`: a reader that does not know the form fails
 on it instead of taking one seed's returns for the whole. Read both forms through
-`is_multi_seed`, `agent_files`, `agent_label`, `returns_of` and `score_matrix_of`.
+`is_multi_seed`, `agent_files`, `agent_label`, `returns_of` and `score_matrix_of`;
+`result_lines` is the table `aht-bench evaluate` prints.
 
 May import numpy, the standard library and aht_bench.files.
 """
@@ -280,3 +281,64 @@ def score_matrix_of(record: dict[str, Any]) -> np.ndarray:
         span = member["upper"] - member["lower"]
         rows.append(((returns - member["lower"]) / span).mean(axis=0))
     return np.asarray(rows).T
+
+
+def result_lines(record: dict[str, Any]) -> list[str]:
+    """The table `aht-bench evaluate` prints for a result record: per member its bounds, mean
+    return (over every seating and per ego seat: an agent that plays only one side of a
+    divided layout shows), normalised score with CI and a flag above 1; then the per-seed
+    means of a multi-seed record, the aggregates and a warning per member above 1."""
+    lines: list[str] = []
+    payload = record["payload"]
+    members = payload["members"]
+    above = members_above_one(payload)
+    width = max(12, *(len(m["name"]) for m in members))
+    conf = int(round(100 * payload["protocol"]["bootstrap"]["confidence"]))
+    seeds = len(agent_files(payload)) if is_multi_seed(payload) else 0
+    over = f" over {seeds} seeds" if seeds else ""
+    # the per-seat means show an agent that plays only one side of a divided layout
+    seat_labels = [f"ego {seating_label(s)}" for s in payload["protocol"]["seatings"]]
+    per_seat = mean_returns_per_seating(payload)
+    seat_head = "".join(f"  {label:>10s}" for label in seat_labels)
+    lines.append(f"{'member':{width}s}  {'lower':>7s}  {'upper':>8s}  {'mean return':>11s}"
+                 f"{seat_head}  normalised [{conf}% CI{over}]")  # fmt: skip
+    for m, seat_means in zip(members, per_seat, strict=True):
+        lo, hi = m["normalized"]["ci"]
+        seat_cells = "".join(
+            f"  {v:>{max(10, len(label))}.4g}"
+            for v, label in zip(seat_means, seat_labels, strict=True)
+        )
+        flag = "  > 1: bound too low" if any(m is a for a in above) else ""
+        lines.append(
+            f"{m['name']:{width}s}  {m['lower']:7.4g}  {m['upper']:8.4g}  "
+            f"{m['mean_return']:11.4g}{seat_cells}  {m['normalized']['value']:6.3f} "
+            f"[{lo:.3f}, {hi:.3f}]{flag}"
+        )
+    lines.append(
+        "(mean return: over every seating; ego seat N: with the agent in seat N, the member in "
+        "the other seat(s))"
+    )
+    n_ep = payload["protocol"]["episodes"]
+    n_seat = len(payload["protocol"]["seatings"])
+    if seeds:
+        for i, f in enumerate(agent_files(payload)):
+            mean = sum(m["normalized_per_seed"][i] for m in members) / len(members)
+            lines.append(f"seed {i} ({f['file']}): mean normalised score {mean:.3f}")
+        lines.append(
+            f"aggregate over {len(members)} member(s) x {seeds} seeds (each the mean of "
+            f"{n_ep} episodes x {n_seat} seating(s)), stratified bootstrap {conf}% CI over the "
+            f"{seeds} seeds:"
+        )
+    else:
+        lines.append(
+            f"aggregate over {len(members)} member(s) x {n_ep} episodes (each the mean of "
+            f"{n_seat} seating(s)), stratified bootstrap {conf}% CI:"
+        )
+    labels = {"mean": "mean", "iqm": "IQM", "median": "median", "worst_case": "worst case"}
+    for key, label in labels.items():
+        agg = payload["aggregates"][key]
+        lo, hi = agg["ci"]
+        lines.append(f"  {label:10s} {agg['value']:6.3f} [{lo:.3f}, {hi:.3f}]")
+    for m in above:
+        lines.append(f"warning: {above_one_message(m)}; by the paper's procedure it is raised")
+    return lines

@@ -184,7 +184,7 @@ def _play(
 def task_env(task_id: str) -> Environment:
     """The task's environment object shared with the Gymnasium shell (one per task id), so
     that jit's cache, keyed on it, is shared by every call."""
-    from aht_bench.envs.gym import compiled_task
+    from aht_bench.envs.compiled import compiled_task
 
     with jax.ensure_compile_time_eval():
         return compiled_task(task_id).env

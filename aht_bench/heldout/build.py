@@ -1247,7 +1247,7 @@ def build(
     Refuses to overwrite an existing set (published sets are immutable). Returns the folder.
     """
     from aht_bench import envs
-    from aht_bench.evaluation.devset import make_partner
+    from aht_bench.heldout.devset import make_partner
 
     rec = recipe(task, version)
     task_id = rec.task_id

@@ -20,8 +20,8 @@ Layout (compatible with the heldout-sets issue): `heldout/<task_id>/dev/manifest
 `manifest.sha256`, and the best responses as policy files `br/<member>-seat<s>.safetensors`
 (+ JSON card; their sha256 in the manifest).
 
-May import jax, numpy, the standard library, aht_bench.envs, aht_bench.policies,
-aht_bench.training, aht_bench.algorithms and aht_bench.evaluation.
+May import jax, numpy, the standard library and aht_bench (it trains best responses, the
+heldout-building work, so it lives beside the heldout builds).
 """
 
 from __future__ import annotations

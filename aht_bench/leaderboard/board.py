@@ -7,8 +7,8 @@
 Errors: `EntryError` for input that is not a result record, a bad name or an entry that exists
 (usage errors); `Rejected` (with its `Report`) for a record that fails a check.
 
-May import the standard library, aht_bench.evaluation.record and aht_bench.leaderboard
-(aht_bench.evaluation through it).
+May import the standard library, aht_bench.files, aht_bench.evaluation.record and
+aht_bench.leaderboard (aht_bench.evaluation through it).
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ internal error (the message says so); 2 usage error or bad input (bad option, a 
 a result record, an entry that exists without --replace, an unknown entry). Errors print lines
 starting with `error:` to stderr, without a traceback (`--debug` shows it).
 
-May import click, the standard library and (inside the commands) aht_bench.leaderboard and
-aht_bench.evaluation.record.
+May import click, the standard library and (inside the commands) aht_bench.leaderboard,
+aht_bench.evaluation.record and aht_bench.heldout (`verify` checks the published sets).
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@
 JSON-card files; `runner` a NumPy adapter for plain Python loops; `agent_file` and `isolated`
 load a user's agent file in this process or in a time-limited child process. The `heuristics`
 subpackage is imported on its own (`aht_bench.policies.heuristics`).
+
+May import aht_bench.policies only (its own modules, re-exported).
 """
 
 from aht_bench.policies.agent_file import (

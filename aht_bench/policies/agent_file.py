@@ -117,7 +117,7 @@ class TaskSpec(NamedTuple):
 def task_spec(task_id: str, seat: int = 0, sample_obs: np.ndarray | None = None) -> TaskSpec:
     """The `TaskSpec` of a registered task (id or alias); resets it once unless given an obs."""
     from aht_bench import envs
-    from aht_bench.envs.gym import compiled_task
+    from aht_bench.envs.compiled import compiled_task
 
     task_id = envs.resolve(task_id)
     task = compiled_task(task_id)  # shared with every EgoEnv of this task: compiled once

@@ -1,6 +1,6 @@
 """Gymnasium conventions of the shells (issue 30, part 4): `spec.max_episode_steps`, the LBF action
 mask in `info`, teammates by name, the `ansi` render mode and the jitted vector env
-(`aht_bench.envs.vector.EgoVectorEnv`, each id's `vector_entry_point`).
+(`aht_bench.adapters.vector.EgoVectorEnv`, each id's `vector_entry_point`).
 
 Gymnasium 1.x ships no checker for vector envs, so `_check_vector_env` writes the equivalent
 assertions (spaces, reset/step shapes and dtypes, determinism, same-step auto-reset), and the
@@ -23,9 +23,9 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from aht_bench import envs
-from aht_bench.envs.gym import EgoEnv
-from aht_bench.envs.pz import ParallelEnv
-from aht_bench.envs.vector import EgoVectorEnv
+from aht_bench.adapters.gym import EgoEnv
+from aht_bench.adapters.pz import ParallelEnv
+from aht_bench.adapters.vector import EgoVectorEnv
 
 H, T, S = 0, 1, 2  # sabotage actions: H/H pays 1 per step, S pays -1 and ends the episode
 LBF_MOVES = ((-1, 0), (1, 0), (0, -1), (0, 1))  # up, down, left, right as (row, col) steps
@@ -60,7 +60,7 @@ def test_every_id_declares_its_registered_horizon_and_a_vector_entry_point():
     for task_id in envs.registered_ids():
         spec = gymnasium.spec(f"aht_bench/{task_id}")
         assert spec.max_episode_steps == registered_horizon(task_id) is not None, task_id
-        assert spec.vector_entry_point == "aht_bench.envs.vector:EgoVectorEnv"
+        assert spec.vector_entry_point == "aht_bench.adapters.vector:EgoVectorEnv"
     # the registered horizon is the built task's (every id: the slow test below)
     for task_id in ("sabotage-v1", "matrix-regret-v1", "lbf-v1", "overcooked-cramped_room-v2"):
         assert gymnasium.spec(f"aht_bench/{task_id}").max_episode_steps == (

@@ -2,7 +2,7 @@
 checkers (gymnasium `check_env`, pettingzoo `parallel_api_test`/`parallel_seed_test`).
 
 Compile time dominates: every shell of a task id reuses one jitted reset/step
-(`aht_bench.envs.gym.compiled_task`), so each task compiles once for the whole file.
+(`aht_bench.envs.compiled.compiled_task`), so each task compiles once for the whole file.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ from gymnasium.utils.env_checker import check_env, data_equivalence
 from pettingzoo.test import parallel_api_test, parallel_seed_test
 
 from aht_bench import envs
-from aht_bench.envs.gym import EgoEnv, compiled_task, register_gymnasium_envs
-from aht_bench.envs.pz import ParallelEnv
+from aht_bench.adapters.gym import EgoEnv, register_gymnasium_envs
+from aht_bench.adapters.pz import ParallelEnv
+from aht_bench.envs.compiled import compiled_task
 
 TASK_IDS = envs.registered_ids()
 RANDOM_STEPS = 300

@@ -11,13 +11,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from aht_bench.cli import _print_result
 from aht_bench.evaluation import record as rec
 from aht_bench.evaluation import scores
 from aht_bench.evaluation.plots import plot_result
 
 REPO = Path(__file__).resolve().parents[2]
 NAMES = ("one_sided", "over_bound", "both_sides")
+
+
+def _print_result(record: dict) -> None:
+    """What `aht-bench evaluate` prints for `record`."""
+    print("\n".join(rec.result_lines(record)))
 SEATINGS = ((0,), (1,))
 LOWER = np.zeros(3)
 UPPER = np.array([60.0, 10.0, 40.0])

@@ -12,7 +12,8 @@ import pytest
 from click.testing import CliRunner
 
 from aht_bench.cli import EXIT_OK, EXIT_TEAMMATE_INTEGRITY, main
-from aht_bench.evaluation import devset, load_set, sets
+from aht_bench.evaluation import load_set, sets
+from aht_bench.heldout import devset
 from aht_bench.policies.heuristics import PAPER_HEURISTICS
 from aht_bench.policies.io import load_policy
 

@@ -336,8 +336,8 @@ def _first_v1() -> Path:
 
 
 def test_load_and_member_give_policies_usable_in_jax_gymnasium_and_pettingzoo():
-    from aht_bench.envs.gym import EgoEnv
-    from aht_bench.envs.pz import ParallelEnv
+    from aht_bench.adapters.gym import EgoEnv
+    from aht_bench.adapters.pz import ParallelEnv
 
     task = _first_v1().parent.name
     mates = heldout.load(task)

@@ -36,7 +36,7 @@ TEAMMATE = "lexi"
 
 def make_env(task_id: str, teammate: str, seat: int = 0) -> Any:
     """The ego seat of `task_id` with the LBF heuristic `teammate` as partner."""
-    from aht_bench.envs.gym import EgoEnv
+    from aht_bench.adapters.gym import EgoEnv
     from aht_bench.envs.registry import resolve
     from aht_bench.policies.heuristics import lbf_heuristic
 

@@ -17,7 +17,7 @@
 `heuristic_names(task)` what `make_heuristic` lists in its messages. docs/heuristics.md describes
 them all.
 
-May import jax, flax, numpy and aht_bench.envs only.
+May import jax, flax, numpy, aht_bench.envs and aht_bench.policies.core only.
 """
 
 from __future__ import annotations
