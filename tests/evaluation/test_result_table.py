@@ -22,6 +22,8 @@ NAMES = ("one_sided", "over_bound", "both_sides")
 def _print_result(record: dict) -> None:
     """What `aht-bench evaluate` prints for `record`."""
     print("\n".join(rec.result_lines(record)))
+
+
 SEATINGS = ((0,), (1,))
 LOWER = np.zeros(3)
 UPPER = np.array([60.0, 10.0, 40.0])
