@@ -1,8 +1,9 @@
 """What the method modules (rotate, fcp, brdiv, comedi, paired, minimax, cole) share besides the
 PPO core: config validation that names the field and the fix, the two-player env check, the
-preset lookup, and the stacking of per-seed states and the in-memory loop over iterations.
+networks of the methods that train a teammate, its best response and an ego, the preset
+lookup, and the stacking of per-seed states and the in-memory loop over iterations.
 
-May import jax, numpy, aht_bench.envs and aht_bench.training only.
+May import jax, numpy, aht_bench.envs, aht_bench.policies and aht_bench.training only.
 """
 
 from __future__ import annotations
@@ -10,12 +11,15 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import jax
 import numpy as np
 
+from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
+from aht_bench.training.ppo import make_optimizer, ppo_update
 from aht_bench.training.rollout import make_env
+from aht_bench.training.streams import prefixed
 
 C = TypeVar("C")
 S = TypeVar("S")
@@ -63,14 +67,20 @@ def require_sequences_divide(field: str, minibatches: int, envs: int, envs_field
     require(envs % minibatches == 0, field, minibatches, fix)
 
 
+def require_stream_minibatches(config: Any, ppo: str, stream: str) -> None:
+    """The minibatch count of `config`'s PPO settings `ppo` (a field name) divides the
+    `num_envs` x `rollout_length` transitions of one `stream` (in words)."""
+    transitions = config.num_envs * config.rollout_length
+    minibatches = getattr(config, ppo).num_minibatches
+    stream = f"{stream} (num_envs x rollout_length)"
+    require_divides(f"{ppo}.num_minibatches", minibatches, transitions, stream)
+
+
 def require_teammate_and_ego_minibatches(config: Any, stream: str, ego_envs: str) -> None:
     """The minibatch checks of a config whose teammate learns from `num_envs` x
     `rollout_length` transitions per `stream` (`teammate_ppo`) and whose recurrent ego
     (`ego_ppo`) splits the env sequences of the field `ego_envs`."""
-    transitions = config.num_envs * config.rollout_length
-    minibatches = config.teammate_ppo.num_minibatches
-    stream = f"{stream} (num_envs x rollout_length)"
-    require_divides("teammate_ppo.num_minibatches", minibatches, transitions, stream)
+    require_stream_minibatches(config, "teammate_ppo", stream)
     envs = getattr(config, ego_envs)
     require_sequences_divide(
         "ego_ppo.num_minibatches", config.ego_ppo.num_minibatches, envs, ego_envs
@@ -111,6 +121,49 @@ def two_player_env(config: Any, method: str) -> Any:
             "two-player tasks (one ego, one teammate)"
         )
     return env
+
+
+class TeammateNetworks(NamedTuple):
+    """The architectures of a method that trains a teammate, its best response and an ego
+    (ROTATE, Minimax Return, CoMeDi, PAIRED)."""
+
+    teammate: MLPActorCritic  # its value heads: `teammate_networks`'s `teammate_heads`
+    best_response: MLPActorCritic  # one value head
+    ego: RecurrentEgo
+
+
+def teammate_networks(config: Any, method: str, teammate_heads: int) -> TeammateNetworks:
+    """The `TeammateNetworks` of `config` (its `teammate_hidden`, `best_response_hidden` and
+    `ego_hidden`) on its two-player task; the teammate's critic has `teammate_heads` heads."""
+    env = two_player_env(config, method)
+    return TeammateNetworks(
+        teammate=MLPActorCritic(
+            env.obs_dim,
+            env.num_actions,
+            num_value_heads=teammate_heads,
+            hidden=config.teammate_hidden,
+        ),
+        best_response=MLPActorCritic(
+            env.obs_dim, env.num_actions, num_value_heads=1, hidden=config.best_response_hidden
+        ),
+        ego=RecurrentEgo(env.obs_dim, env.num_actions, hidden=config.ego_hidden),
+    )
+
+
+def update_teammate_and_best_response(
+    nets: TeammateNetworks, carry: Any, streams: tuple[Any, Any], keys: tuple[Any, Any], config: Any
+) -> tuple[Any, Any, dict[str, jax.Array]]:
+    """One PPO update of `carry.teammate` and of `carry.best_response` from their loss `streams`
+    (teammate's, BR's) with `keys`, both on `config.teammate_ppo` (the optimiser's schedule over
+    `config.teammate_updates`): the new learner states and their metrics, prefixed."""
+    optimizer = make_optimizer(config.teammate_ppo, config.teammate_updates)
+    teammate, tm_metrics = ppo_update(
+        nets.teammate, carry.teammate, streams[0], keys[0], config.teammate_ppo, optimizer
+    )
+    best_response, br_metrics = ppo_update(
+        nets.best_response, carry.best_response, streams[1], keys[1], config.teammate_ppo, optimizer
+    )
+    return teammate, best_response, prefixed(teammate=tm_metrics, best_response=br_metrics)
 
 
 def check_hidden(config: Any, *names: str) -> None:

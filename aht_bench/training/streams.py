@@ -91,6 +91,12 @@ def tail_return(returns: jax.Array, episodes: jax.Array) -> jax.Array:
     return jnp.where(count > 0, total / jnp.maximum(count, 1.0), jnp.nan)
 
 
+def prefixed(**learners: dict[str, jax.Array]) -> dict[str, jax.Array]:
+    """One metrics dict from several learners' (`teammate=..., best_response=...`), each key
+    prefixed with its learner's name: `teammate_loss`, `best_response_loss`, ..."""
+    return {f"{name}_{k}": v for name, metrics in learners.items() for k, v in metrics.items()}
+
+
 def phase_summary(metrics: dict[str, jax.Array], prefix: str = "") -> dict[str, jax.Array]:
     """Per-phase scalars: returns over the last quarter of updates, PPO diagnostics averaged
     over the last quarter."""

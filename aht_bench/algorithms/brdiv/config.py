@@ -18,9 +18,9 @@ from aht_bench.algorithms.common import (
     require,
     require_at_least,
     require_chunks,
-    require_divides,
     require_one_update,
     require_seat,
+    require_stream_minibatches,
 )
 from aht_bench.training.config import EgoConfig, PPOConfig
 from aht_bench.training.streams import LossTerm
@@ -93,10 +93,7 @@ class BRDivConfig(TaskConfig):
             self.generation_batch_size,
             "one update takes population_size^2 x num_envs x rollout_length",
         )
-        transitions = self.num_envs * self.rollout_length
-        stream = "each pair's rollout (num_envs x rollout_length)"
-        minibatches = self.generation_ppo.num_minibatches
-        require_divides("generation_ppo.num_minibatches", minibatches, transitions, stream)
+        require_stream_minibatches(self, "generation_ppo", "each pair's rollout")
         iterations, updates = self.generation_iterations, self.generation_updates
         require_chunks("generation_iterations", iterations, updates, "generation")
         require_chunks("ego_iterations", self.ego_iterations, self.ego.num_updates, "ego")

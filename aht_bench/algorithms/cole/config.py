@@ -14,8 +14,8 @@ from aht_bench.algorithms.common import (
     check_hidden,
     require,
     require_at_least,
-    require_divides,
     require_one_update,
+    require_stream_minibatches,
 )
 from aht_bench.training.config import PPOConfig
 from aht_bench.training.rollout import (
@@ -72,9 +72,7 @@ class ColeConfig(TaskConfig):
             self.batch_size,
             "one update takes 2 rollouts (one per seat) x num_envs x rollout_length",
         )
-        transitions = self.num_envs * self.rollout_length
-        stream = "each seat's stream (num_envs x rollout_length)"
-        require_divides("ppo.num_minibatches", self.ppo.num_minibatches, transitions, stream)
+        require_stream_minibatches(self, "ppo", "each seat's stream")
 
     @property
     def iterations(self) -> int:

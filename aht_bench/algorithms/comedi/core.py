@@ -14,7 +14,6 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from aht_bench.algorithms import ego as ego_module
 from aht_bench.algorithms import two_stage
 from aht_bench.algorithms.api import buffer_population, fresh_params
 from aht_bench.algorithms.comedi.config import (
@@ -26,15 +25,19 @@ from aht_bench.algorithms.comedi.config import (
     teammate_loss_terms,
     with_xp_head,
 )
-from aht_bench.algorithms.common import two_player_env
+from aht_bench.algorithms.common import (
+    TeammateNetworks,
+    teammate_networks,
+    update_teammate_and_best_response,
+)
 from aht_bench.algorithms.fixed_partner import FixedPartnerState
 from aht_bench.policies.core import Carry, Extras, Params
-from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
+from aht_bench.policies.networks import MLPActorCritic
 from aht_bench.policies.population import Population
 from aht_bench.training.buffer import TeammateBuffer, empty_buffer, insert
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.partners import MixedPartner
-from aht_bench.training.ppo import LearnerState, Stream, make_optimizer, ppo_update
+from aht_bench.training.ppo import LearnerState, Stream, make_optimizer
 from aht_bench.training.rollout import (
     Pairing,
     RolloutState,
@@ -49,28 +52,14 @@ from aht_bench.training.streams import branch_rollout, loss_streams, phase_summa
 # ------------------------------------------------------------------------------------ networks
 
 
-class Networks(NamedTuple):
-    teammate: MLPActorCritic  # population_size value heads: BR_HEAD, then XP_HEAD + j
-    best_response: MLPActorCritic  # one value head
-    ego: RecurrentEgo
+Networks = TeammateNetworks
+"""The teammate (population_size value heads: BR_HEAD, then XP_HEAD + j), the BR, the ego."""
 
 
 @functools.lru_cache(maxsize=32)
 def networks(config: CoMeDiConfig) -> Networks:
     """The three architectures of a run."""
-    env = two_player_env(config, "CoMeDi")
-    return Networks(
-        teammate=MLPActorCritic(
-            env.obs_dim,
-            env.num_actions,
-            num_value_heads=config.population_size,
-            hidden=config.teammate_hidden,
-        ),
-        best_response=MLPActorCritic(
-            env.obs_dim, env.num_actions, num_value_heads=1, hidden=config.best_response_hidden
-        ),
-        ego=ego_module.network(config.ego_config),
-    )
+    return teammate_networks(config, "CoMeDi", config.population_size)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -259,15 +248,10 @@ def _generation_update(
         metrics["comp"] = comp
     tm_streams = teammate_streams(config, data, comp, buffer.count)
     br_streams = loss_streams(best_response_loss_terms(first), br_data, config.teammate_ppo)
-    optimizer = make_optimizer(config.teammate_ppo, config.teammate_updates)
-    teammate, tm_metrics = ppo_update(
-        nets.teammate, carry.teammate, tm_streams, k_tm, config.teammate_ppo, optimizer
+    teammate, best_response, updated = update_teammate_and_best_response(
+        nets, carry, (tm_streams, br_streams), (k_tm, k_br), config
     )
-    best_response, br_metrics = ppo_update(
-        nets.best_response, carry.best_response, br_streams, k_br, config.teammate_ppo, optimizer
-    )
-    metrics |= {f"teammate_{k}": v for k, v in tm_metrics.items()}
-    metrics |= {f"best_response_{k}": v for k, v in br_metrics.items()}
+    metrics |= updated
     sp_stats = episode_stats(sp, seat=PARTNER_SEAT)
     metrics["sp_return"], metrics["sp_episodes"] = sp_stats["episode_return"], sp_stats["episodes"]
     return GenerationState(teammate, best_response, sp_state, xp_state, mixed_state, key), metrics

@@ -15,7 +15,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from aht_bench.algorithms.common import two_player_env
+from aht_bench.algorithms.common import TeammateNetworks as Networks
+from aht_bench.algorithms.common import teammate_networks
 from aht_bench.algorithms.paired.config import (
     PairedConfig,
     best_response_loss_terms,
@@ -23,9 +24,7 @@ from aht_bench.algorithms.paired.config import (
     teammate_loss_terms,
 )
 from aht_bench.algorithms.rotate import REPORT as rotate_report
-from aht_bench.algorithms.rotate import Networks
 from aht_bench.policies.core import Params
-from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.ppo import LearnerState, make_optimizer, ppo_update
@@ -39,7 +38,7 @@ from aht_bench.training.rollout import (
     make_env,
     rollout,
 )
-from aht_bench.training.streams import loss_streams, phase_summary
+from aht_bench.training.streams import loss_streams, phase_summary, prefixed
 
 # ------------------------------------------------------------------------------------ networks
 
@@ -47,16 +46,7 @@ from aht_bench.training.streams import loss_streams, phase_summary
 @functools.lru_cache(maxsize=32)
 def networks(config: PairedConfig) -> Networks:
     """The three architectures of a run."""
-    env = two_player_env(config, "PAIRED")
-    return Networks(
-        teammate=MLPActorCritic(
-            env.obs_dim, env.num_actions, num_value_heads=2, hidden=config.teammate_hidden
-        ),
-        best_response=MLPActorCritic(
-            env.obs_dim, env.num_actions, num_value_heads=1, hidden=config.best_response_hidden
-        ),
-        ego=RecurrentEgo(env.obs_dim, env.num_actions, hidden=config.ego_hidden),
-    )
+    return teammate_networks(config, "PAIRED", 2)  # the teammate's heads: with its BR, the ego
 
 
 class _Pairings(NamedTuple):
@@ -154,9 +144,7 @@ def update(state: PairedState, config: PairedConfig) -> tuple[PairedState, dict[
     ego_learner, ego_metrics = ppo_update(
         nets.ego, state.ego, ego_streams, k_ego, config.ego_ppo, ego_opt
     )
-    metrics = {f"teammate_{k}": v for k, v in tm_metrics.items()}
-    metrics |= {f"best_response_{k}": v for k, v in br_metrics.items()}
-    metrics |= {f"ego_{k}": v for k, v in ego_metrics.items()}
+    metrics = prefixed(teammate=tm_metrics, best_response=br_metrics, ego=ego_metrics)
     for name, trajectory in (("sp", sp), ("xp", xp)):
         stats = episode_stats(trajectory, seat=config.ego_seat)
         metrics[f"{name}_return"] = stats["episode_return"]

@@ -15,7 +15,11 @@ import jax.numpy as jnp
 
 from aht_bench.algorithms import fixed_partner
 from aht_bench.algorithms.api import buffer_population, fresh_params
-from aht_bench.algorithms.common import two_player_env
+from aht_bench.algorithms.common import (
+    TeammateNetworks,
+    teammate_networks,
+    update_teammate_and_best_response,
+)
 from aht_bench.algorithms.fixed_partner import FixedPartnerState
 from aht_bench.algorithms.rotate.config import (
     RotateConfig,
@@ -23,7 +27,6 @@ from aht_bench.algorithms.rotate.config import (
     teammate_loss_terms,
 )
 from aht_bench.policies.core import Params
-from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
 from aht_bench.training.buffer import TeammateBuffer, empty_buffer, insert
 from aht_bench.training.driver import map_seeds
@@ -44,33 +47,19 @@ from aht_bench.training.rollout import (
     reset_rollout,
     rollout,
 )
-from aht_bench.training.streams import branch_rollout, loss_streams, phase_summary
+from aht_bench.training.streams import branch_rollout, loss_streams, phase_summary, prefixed
 
 # ------------------------------------------------------------------------------------ networks
 
 
-class Networks(NamedTuple):
-    teammate: MLPActorCritic  # two value heads: BR_HEAD and EGO_HEAD (`minimax`: one)
-    best_response: MLPActorCritic  # one value head
-    ego: RecurrentEgo
+Networks = TeammateNetworks
+"""The teammate (two value heads, BR_HEAD and EGO_HEAD; `minimax`: one), the BR, the ego."""
 
 
 @functools.lru_cache(maxsize=32)
 def networks(config: RotateConfig) -> Networks:
     """The three architectures of a run."""
-    env = two_player_env(config, "ROTATE")
-    return Networks(
-        teammate=MLPActorCritic(
-            env.obs_dim,
-            env.num_actions,
-            num_value_heads=1 if config.variant == "minimax" else 2,
-            hidden=config.teammate_hidden,
-        ),
-        best_response=MLPActorCritic(
-            env.obs_dim, env.num_actions, num_value_heads=1, hidden=config.best_response_hidden
-        ),
-        ego=RecurrentEgo(env.obs_dim, env.num_actions, hidden=config.ego_hidden),
-    )
+    return teammate_networks(config, "ROTATE", 1 if config.variant == "minimax" else 2)
 
 
 class _Pairings(NamedTuple):
@@ -193,15 +182,9 @@ def _teammate_update(
         br_data["mp"] = (mp, 1)
     tm_streams = loss_streams(teammate_loss_terms(config), data, config.teammate_ppo)
     br_streams = loss_streams(best_response_loss_terms(config), br_data, config.teammate_ppo)
-    optimizer = make_optimizer(config.teammate_ppo, config.teammate_updates)
-    teammate, tm_metrics = ppo_update(
-        nets.teammate, carry.teammate, tm_streams, k_tm, config.teammate_ppo, optimizer
+    teammate, best_response, metrics = update_teammate_and_best_response(
+        nets, carry, (tm_streams, br_streams), (k_tm, k_br), config
     )
-    best_response, br_metrics = ppo_update(
-        nets.best_response, carry.best_response, br_streams, k_br, config.teammate_ppo, optimizer
-    )
-    metrics = {f"teammate_{k}": v for k, v in tm_metrics.items()}
-    metrics |= {f"best_response_{k}": v for k, v in br_metrics.items()}
     for name, (trajectory, _) in data.items():
         stats = episode_stats(trajectory, seat=config.ego_seat)
         metrics[f"{name}_return"] = stats["episode_return"]
@@ -224,7 +207,7 @@ def _minimax_teammate_update(
     teammate, tm_metrics = ppo_update(
         networks(config).teammate, carry.teammate, streams, k_tm, config.teammate_ppo, optimizer
     )
-    metrics = {f"teammate_{k}": v for k, v in tm_metrics.items()}
+    metrics = prefixed(teammate=tm_metrics)
     stats = episode_stats(xp, seat=config.ego_seat)
     metrics |= {"xp_return": stats["episode_return"], "xp_episodes": stats["episodes"]}
     return carry._replace(teammate=teammate, xp=xp_state, key=key), metrics
