@@ -94,12 +94,10 @@ def paper_ppo(
     )
 
 
-def per_task(
-    makers: dict[str, Callable[[str], T]], tasks: tuple[str, ...] = ()
-) -> dict[str, dict[str, T]]:
-    """preset name -> task id -> `makers[name](task id)`, over `tasks` (default: every task id
-    with presets, `PAPER_TASKS`)."""
-    return {name: {t: make(t) for t in tasks or PAPER_TASKS} for name, make in makers.items()}
+def per_task(makers: dict[str, Callable[[str], T]]) -> dict[str, dict[str, T]]:
+    """preset name -> task id -> `makers[name](task id)`, over every task id with presets
+    (`PAPER_TASKS`)."""
+    return {name: {t: make(t) for t in PAPER_TASKS} for name, make in makers.items()}
 
 
 # Table ippo_hyperparams: (timesteps, envs, epochs, minibatches, clip, ent, lr, anneal)

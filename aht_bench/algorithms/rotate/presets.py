@@ -7,13 +7,13 @@ aht_bench.algorithms only.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from aht_bench.algorithms.rotate.config import (
     V1_TEAMMATE_OBJECTIVE,
     RotateConfig,
 )
 from aht_bench.training import presets
-from aht_bench.training.config import PPOConfig
 
 # -------------------------------------------------------------------------------------- presets
 
@@ -93,59 +93,51 @@ def _preset_objective(task_id: str) -> str:
     return V1_TEAMMATE_OBJECTIVE if task_id in presets.PAPER_TASKS_V1 else "eq7"
 
 
+def _weights(task_id: str, lambda_1: float, lambda_2: float) -> dict[str, Any]:
+    """The loss weights of a preset on `task_id`: the competence weights lambda_1 and lambda_2,
+    CoMeDi's tuned mixed-play weights (variant `mixed_play`) and the teammate objective."""
+    alpha, beta = _PAPER_MIXED_PLAY[task_id]
+    return {
+        "competence_weight_xp": float(lambda_1),
+        "competence_weight_sp": float(lambda_2),
+        "mixed_play_xp_coef": alpha,
+        "mixed_play_coef": beta,
+        "teammate_objective": _preset_objective(task_id),
+    }
+
+
 def _paper(task_id: str) -> RotateConfig:
     row = _PAPER_ROWS[task_id]
     iterations, envs, lambda_1, lambda_2, minibatches = row[:5]
     e_steps, e_epochs, e_ent, e_lr, e_clip, e_anneal = row[5:11]
     t_steps, t_epochs, t_ent, t_lr, t_clip, t_anneal = row[11:]
-    teammate_ppo = presets.paper_ppo(
-        lr=t_lr, epochs=t_epochs, minibatches=minibatches, ent=t_ent, clip=t_clip, anneal=t_anneal
-    )
-    ego_ppo = presets.paper_ppo(
-        lr=e_lr, epochs=e_epochs, minibatches=minibatches, ent=e_ent, clip=e_clip, anneal=e_anneal
-    )
-    return _config(
-        task_id,
-        (iterations, int(t_steps), int(e_steps)),
-        (envs, presets.paper_rollout_length(task_id)),
-        (teammate_ppo, ego_ppo),
-        (lambda_1, lambda_2),
-    )
-
-
-def _config(
-    task_id: str,
-    budget: tuple[int, int, int],
-    rollouts: tuple[int, int],
-    ppo: tuple[PPOConfig, PPOConfig],
-    competence: tuple[float, float],
-    **extra: object,
-) -> RotateConfig:
-    """A `paper` or `quick` config: `budget` (iterations, teammate and ego timesteps per
-    iteration), `rollouts` (num_envs, rollout_length), `ppo` (teammate, ego), `competence`
-    (lambda_1, lambda_2); the task's mixed-play weights and teammate objective."""
-    alpha, beta = _PAPER_MIXED_PLAY[task_id]
     return RotateConfig(
-        task_id=task_id,
-        iterations=budget[0],
-        teammate_timesteps=budget[1],
-        ego_timesteps=budget[2],
-        num_envs=rollouts[0],
-        rollout_length=rollouts[1],
-        teammate_ppo=ppo[0],
-        ego_ppo=ppo[1],
-        competence_weight_xp=float(competence[0]),
-        competence_weight_sp=float(competence[1]),
-        mixed_play_xp_coef=alpha,
-        mixed_play_coef=beta,
-        teammate_objective=_preset_objective(task_id),
-        **extra,  # type: ignore[arg-type]
+        iterations=iterations,
+        teammate_timesteps=int(t_steps),
+        ego_timesteps=int(e_steps),
+        teammate_ppo=presets.paper_ppo(
+            lr=t_lr,
+            epochs=t_epochs,
+            minibatches=minibatches,
+            ent=t_ent,
+            clip=t_clip,
+            anneal=t_anneal,
+        ),
+        ego_ppo=presets.paper_ppo(
+            lr=e_lr,
+            epochs=e_epochs,
+            minibatches=minibatches,
+            ent=e_ent,
+            clip=e_clip,
+            anneal=e_anneal,
+        ),
+        **presets.paper_rollouts(task_id, envs),
+        **_weights(task_id, lambda_1, lambda_2),
     )
 
 
 # quick: two CPU cores; see docs/rotate.md for the measured run times and returns.
 _QUICK_PPO = presets.QUICK_PPO
-_QUICK_EGO_PPO = presets.QUICK_EGO_PPO
 # task -> (iterations, teammate timesteps / iteration, ego timesteps / iteration); whole
 # updates of 4 x 64 x 128 (teammate) and 64 x 128 (ego) steps
 _QUICK_BUDGET = presets.lbf_and_layouts(
@@ -154,19 +146,19 @@ _QUICK_BUDGET = presets.lbf_and_layouts(
 
 
 def _quick(task_id: str) -> RotateConfig:
-    competence = _PAPER_ROWS[task_id][2:4]
+    iterations, teammate_steps, ego_steps = _QUICK_BUDGET[task_id]
+    lambda_1, lambda_2 = _PAPER_ROWS[task_id][2:4]
     if task_id == "lbf-v1":
         # the top of the paper's grid: with 4 (the paper's) the quick LBF teammates lost
         # competence over the iterations (SP return 0.20 -> 0.00), with 10 they kept it
         # (0.17-0.23, then 0.10); the paper finds higher weights better on LBF (RQ3)
-        competence = (10, 10)
-    return _config(
-        task_id,
-        _QUICK_BUDGET[task_id],
-        (64, 128),
-        (_QUICK_PPO, _QUICK_EGO_PPO),
-        competence,
-        shaping=presets.quick_method_shaping(task_id),
+        lambda_1, lambda_2 = 10, 10
+    return RotateConfig(
+        iterations=iterations,
+        teammate_timesteps=teammate_steps,
+        ego_timesteps=ego_steps,
+        **presets.quick_open_ended(task_id),
+        **_weights(task_id, lambda_1, lambda_2),
     )
 
 
