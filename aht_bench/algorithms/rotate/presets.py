@@ -111,26 +111,18 @@ def _paper(task_id: str) -> RotateConfig:
     iterations, envs, lambda_1, lambda_2, minibatches = row[:5]
     e_steps, e_epochs, e_ent, e_lr, e_clip, e_anneal = row[5:11]
     t_steps, t_epochs, t_ent, t_lr, t_clip, t_anneal = row[11:]
+    teammate_ppo = presets.paper_ppo(
+        lr=t_lr, epochs=t_epochs, minibatches=minibatches, ent=t_ent, clip=t_clip, anneal=t_anneal
+    )
+    ego_ppo = presets.paper_ppo(
+        lr=e_lr, epochs=e_epochs, minibatches=minibatches, ent=e_ent, clip=e_clip, anneal=e_anneal
+    )
     return RotateConfig(
         iterations=iterations,
         teammate_timesteps=int(t_steps),
         ego_timesteps=int(e_steps),
-        teammate_ppo=presets.paper_ppo(
-            lr=t_lr,
-            epochs=t_epochs,
-            minibatches=minibatches,
-            ent=t_ent,
-            clip=t_clip,
-            anneal=t_anneal,
-        ),
-        ego_ppo=presets.paper_ppo(
-            lr=e_lr,
-            epochs=e_epochs,
-            minibatches=minibatches,
-            ent=e_ent,
-            clip=e_clip,
-            anneal=e_anneal,
-        ),
+        teammate_ppo=teammate_ppo,
+        ego_ppo=ego_ppo,
         **presets.paper_rollouts(task_id, envs),
         **_weights(task_id, lambda_1, lambda_2),
     )
