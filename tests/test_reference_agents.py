@@ -11,6 +11,7 @@ import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import jax
 import pytest
@@ -98,21 +99,26 @@ def test_bundled_reference_agent_is_what_its_command_trains_today(folder: Path):
     card = json.loads((folder / "card.json").read_text())
     spec = RunSpec(card["algorithm"], card["task_id"], card["preset"], card["num_seeds"])
     now = spec.config()
-    # field names and values older versions wrote, read as today's (ROTATE's branch_weights)
+    assert _config_mismatches(_recorded(card, now), now) == []
+
+
+def _recorded(card: dict[str, Any], now: Any) -> dict[str, Any]:
+    """The card's config with the field names and values older versions wrote read as today's
+    (ROTATE's `branch_weights`, BRDiv's nested `ego`)."""
     upgrade = getattr(type(now), "upgrade_legacy", None)
-    recorded = card["config"] if upgrade is None else upgrade(card["config"])
-    assert _config_mismatches(recorded, now) == []
+    return card["config"] if upgrade is None else upgrade(card["config"])
 
 
 def test_a_changed_preset_field_is_named():
     card = json.loads((BUNDLES[0] / "card.json").read_text())
     spec = RunSpec(card["algorithm"], card["task_id"], card["preset"], card["num_seeds"])
     now = spec.config()
-    edited = card["config"] | {"task_id": "lbf-v1"}
+    recorded = _recorded(card, now)
+    edited = recorded | {"task_id": "lbf-v1"}
     assert _config_mismatches(edited, now) == [
         f"config.task_id: card 'lbf-v1', preset now {now.task_id!r}"
     ]
-    missing = {k: v for k, v in card["config"].items() if k != "task_id"}
+    missing = {k: v for k, v in recorded.items() if k != "task_id"}
     assert _config_mismatches(missing, now) == [
         f"config.task_id: not in the card, preset now {now.task_id!r}"
     ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import json
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple, TypeVar
 
@@ -17,6 +18,7 @@ import jax
 import numpy as np
 
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
+from aht_bench.training.config import EGO_STAGE_FIELDS
 from aht_bench.training.ppo import make_optimizer, ppo_update
 from aht_bench.training.rollout import make_env
 from aht_bench.training.streams import prefixed
@@ -92,6 +94,53 @@ def require_chunks(field: str, iterations: int, updates: int, stage: str) -> Non
     iterations: 1..updates."""
     fix = f"use 1..{updates} (the {stage} stage has {updates} PPO updates)"
     require(1 <= iterations <= updates, field, iterations, fix)
+
+
+def require_ego_stage(config: Any) -> None:
+    """The checks of an ego stage held as the flat fields `ego_timesteps`, `ego_num_envs`,
+    `ego_rollout_length`, `ego_ppo`, `ego_hidden`, `ego_seat` and `ego_iterations` (FCP's and
+    BRDiv's), each error naming its field."""
+    require_at_least(config, 1, "ego_num_envs", "ego_rollout_length", "ego_hidden")
+    require_seat("ego_seat", config.ego_seat)
+    batch = config.ego_num_envs * config.ego_rollout_length
+    update = "one ego update takes ego_num_envs x ego_rollout_length"
+    require_one_update("ego_timesteps", config.ego_timesteps, batch, update)
+    minibatches = config.ego_ppo.num_minibatches
+    envs = config.ego_num_envs
+    require_sequences_divide("ego_ppo.num_minibatches", minibatches, envs, "ego_num_envs")
+    updates = config.ego_timesteps // batch
+    require_chunks("ego_iterations", config.ego_iterations, updates, "ego")
+
+
+def legacy_ego_stage(fields: dict[str, Any]) -> dict[str, Any]:
+    """`fields` (a config as JSON, or `--set` overrides) with a nested ego stage as older
+    aht-bench wrote it (`"ego": {...}` or `"ego.num_envs": "8"`) in today's flat `ego_*`
+    names (`EGO_STAGE_FIELDS`). Entries of the old stage with no flat field (its `task_id`,
+    `shaping`, ...) stay as `ego.<name>`: a config check or override then names them instead
+    of dropping a value that may have mattered. Anything else is returned as it is."""
+    out: dict[str, Any] = {}
+    for name, value in fields.items():
+        if name == "ego" and isinstance(value, dict):
+            implied = {"checkpoint_updates": [], "updates_per_call": 1}
+            implied |= {
+                k: fields[k] for k in ("task_id", "shaped_reward_coef", "shaping") if k in fields
+            }
+            kept = {
+                k: v for k, v in value.items() if k not in implied or _json(v) != _json(implied[k])
+            }
+            out.update(legacy_ego_stage({f"ego.{k}": v for k, v in kept.items()}))
+            continue
+        group, dot, field = name.partition(".")
+        if group == "ego" and dot and field in EGO_STAGE_FIELDS:
+            out[EGO_STAGE_FIELDS[field]] = value
+        else:
+            out[name] = value
+    return out
+
+
+def _json(value: Any) -> Any:
+    """`value` as JSON reads it back (tuples as lists), for comparing configs with records."""
+    return json.loads(json.dumps(value))
 
 
 def check_task_id(task_id: str) -> None:

@@ -76,9 +76,9 @@ OVERRIDES: dict[str, tuple[str, ...]] = {
         *_ROLLOUT,
         "generation_iterations=1",
         "ego_iterations=1",
-        "ego.total_timesteps=256",
-        "ego.num_envs=8",
-        "ego.rollout_length=16",
+        "ego_timesteps=256",
+        "ego_num_envs=8",
+        "ego_rollout_length=16",
         *(f"generation_ppo.{x}" for x in _PPO),
     ),
     "cole": (

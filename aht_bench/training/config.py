@@ -296,3 +296,17 @@ class EgoConfig(RunConfig):
     def minibatch_size(self) -> int:
         """Transitions per minibatch: whole sequences of `num_envs // num_minibatches` envs."""
         return self.rollout_length * (self.num_envs // self.ppo.num_minibatches)
+
+
+EGO_STAGE_FIELDS = {
+    "total_timesteps": "ego_timesteps",
+    "num_envs": "ego_num_envs",
+    "rollout_length": "ego_rollout_length",
+    "ppo": "ego_ppo",
+    "hidden": "ego_hidden",
+    "learner_seat": "ego_seat",
+}
+"""`EgoConfig` field -> the flat field a two-stage method's config holds it in (FCP, BRDiv,
+CoMeDi and ROTATE hold their ego stage as `ego_*` fields; their `ego_config` builds the
+`EgoConfig`; a method whose rollouts are shared by both stages has no `ego_num_envs` or
+`ego_rollout_length`). The task fields come from the method's own config."""

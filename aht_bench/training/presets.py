@@ -31,7 +31,14 @@ import difflib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from aht_bench.training.config import BRConfig, EgoConfig, IPPOConfig, PPOConfig, RunConfig
+from aht_bench.training.config import (
+    EGO_STAGE_FIELDS,
+    BRConfig,
+    EgoConfig,
+    IPPOConfig,
+    PPOConfig,
+    RunConfig,
+)
 
 T = TypeVar("T")
 
@@ -92,6 +99,13 @@ def paper_ppo(
         clip_eps=clip,
         ent_coef=ent,
     )
+
+
+def flat_ego(ego: EgoConfig, *fields: str) -> dict[str, Any]:
+    """The ego stage `ego` (an `ego` preset) as a method config's flat `ego_*` keyword
+    arguments (`EGO_STAGE_FIELDS`): the `EgoConfig` fields named in `fields`, or all of them."""
+    chosen = fields or tuple(EGO_STAGE_FIELDS)
+    return {EGO_STAGE_FIELDS[name]: getattr(ego, name) for name in chosen}
 
 
 def per_task(makers: dict[str, Callable[[str], T]]) -> dict[str, dict[str, T]]:

@@ -57,14 +57,11 @@ def _config(**kw) -> brdiv.BRDivConfig:
         num_envs=8,
         rollout_length=4,
         generation_ppo=PPOConfig(num_epochs=2, num_minibatches=2),
-        ego=EgoConfig(
-            task_id=task,
-            total_timesteps=8 * 4 * 2,
-            num_envs=8,
-            rollout_length=4,
-            ppo=PPOConfig(num_epochs=2, num_minibatches=2),
-            hidden=8,
-        ),
+        ego_timesteps=8 * 4 * 2,
+        ego_num_envs=8,
+        ego_rollout_length=4,
+        ego_ppo=PPOConfig(num_epochs=2, num_minibatches=2),
+        ego_hidden=8,
         generation_iterations=2,
         ego_iterations=2,
         confederate_hidden=(8,),
@@ -204,6 +201,10 @@ def test_streams_and_loss_by_hand():
         ({"generation_iterations": 0}, "generation_iterations"),
         ({"generation_iterations": 7}, "generation_iterations"),  # 6 updates
         ({"ego_iterations": 3}, "ego_iterations"),  # 2 updates
+        ({"ego_num_envs": 0}, "ego_num_envs"),
+        ({"ego_timesteps": 16}, "ego_timesteps"),  # one ego update takes 32
+        ({"ego_ppo": PPOConfig(num_minibatches=3)}, "ego_ppo.num_minibatches"),
+        ({"ego_seat": 2}, "ego_seat"),
         ({"confederate_hidden": (0,)}, "confederate_hidden"),
         ({"task_id": "lbff"}, "task_id"),
     ],
@@ -213,10 +214,33 @@ def test_config_refuses_with_the_field_name(kw, field):
         _config(**kw)
 
 
-def test_config_refuses_an_ego_stage_on_another_task():
-    ego = dataclasses.replace(_config().ego, task_id=IDENTITY_TASK)
-    with pytest.raises(ValueError, match=r"^ego.task_id=.*run's task"):
-        _config(ego=ego)
+def test_the_ego_stage_is_the_flat_ego_fields():
+    config = _config()
+    ego = config.ego_config
+    assert isinstance(ego, EgoConfig)
+    assert (ego.total_timesteps, ego.num_envs, ego.rollout_length, ego.hidden) == (64, 8, 4, 8)
+    assert ego.ppo == config.ego_ppo and ego.learner_seat == config.ego_seat == 0
+    assert (ego.task_id, ego.shaping) == (config.task_id, config.shaping)
+
+
+def test_the_nested_ego_stage_of_older_versions_is_read_as_the_flat_fields():
+    """Older aht-bench held BRDiv's ego stage as a nested `ego: EgoConfig` (cards and run
+    folders recorded `"ego": {...}`, overrides were `ego.num_envs=8`): both read as today's."""
+    config = _config()
+    old = {k: v for k, v in dataclasses.asdict(config).items() if not k.startswith("ego_")}
+    ego = dataclasses.asdict(config.ego_config)
+    old["ego"] = ego | {"checkpoint_updates": [], "shaping": list(ego["shaping"])}
+    old["ego_iterations"] = config.ego_iterations  # a field then as now
+    assert brdiv.BRDivConfig.upgrade_legacy(old) == dataclasses.asdict(config)
+    # a value of the old stage with no flat field is kept under its old name, not dropped
+    other = old | {"ego": old["ego"] | {"task_id": IDENTITY_TASK, "updates_per_call": 2}}
+    kept = brdiv.BRDivConfig.upgrade_legacy(other)
+    assert (kept["ego.task_id"], kept["ego.updates_per_call"]) == (IDENTITY_TASK, 2)
+    # old override names resume; a field of the old stage with no flat home is refused, named
+    spec = runs.RunSpec("brdiv", "lbf", "quick", overrides=(("ego.num_envs", "32"),))
+    assert spec.config().ego_num_envs == 32
+    with pytest.raises(ValueError, match="unknown override 'ego.updates_per_call'"):
+        runs.RunSpec("brdiv", "lbf", "quick", overrides=(("ego.updates_per_call", "2"),)).config()
 
 
 def test_budgets_count_every_pair():
@@ -252,9 +276,9 @@ def test_paper_presets_follow_the_table():
         assert (ppo.num_epochs, ppo.anneal_lr) == (15, True)
         assert ppo.num_minibatches == (4 if task == "lbf" else 16)
         # the ego stage is Table ppo_ego_tm_hyperparams (the `ego` paper preset)
-        assert c.ego == presets.get("ego", "paper", task)
+        assert c.ego_config == presets.get("ego", "paper", task)
     lbf = brdiv.preset("paper", "lbf")
-    assert lbf.ego.total_timesteps == 60_000_000 and lbf.ego.ppo.learning_rate == 5e-5
+    assert lbf.ego_timesteps == 60_000_000 and lbf.ego_ppo.learning_rate == 5e-5
     for name, table_of in brdiv.PRESETS.items():
         for task_id in table_of:
             assert brdiv.preset(name, task_id).canonical_task_id == task_id
@@ -262,9 +286,14 @@ def test_paper_presets_follow_the_table():
         brdiv.preset("quik", "lbf")
     assert brdiv.preset("quick", "lbf", population_size=2).population_size == 2
     # what `aht-bench train brdiv --set ...` reaches: top-level fields and one level down
-    overrides = (("ego.total_timesteps", "1e6"), ("generation_ppo.learning_rate", "5e-4"))
+    overrides = (
+        ("ego_timesteps", "1e6"),
+        ("generation_ppo.learning_rate", "5e-4"),
+        ("ego_ppo.learning_rate", "2e-4"),
+    )
     config = runs.RunSpec("brdiv", "lbf", "quick", overrides=overrides).config()
-    assert (config.ego.total_timesteps, config.generation_ppo.learning_rate) == (1e6, 5e-4)
+    got = (config.ego_timesteps, config.generation_ppo.learning_rate, config.ego_ppo.learning_rate)
+    assert got == (1e6, 5e-4, 2e-4)
 
 
 def test_networks_have_a_value_head_per_partner():
@@ -300,14 +329,11 @@ def _tiny_config() -> brdiv.BRDivConfig:
         generation_ppo=PPOConfig(
             learning_rate=3e-3, anneal_lr=False, num_epochs=4, num_minibatches=2, ent_coef=0.01
         ),
-        ego=EgoConfig(
-            task_id=IDENTITY_TASK,
-            total_timesteps=16 * 4 * 4,
-            num_envs=16,
-            rollout_length=4,
-            ppo=PPOConfig(num_epochs=2, num_minibatches=2),
-            hidden=8,
-        ),
+        ego_timesteps=16 * 4 * 4,
+        ego_num_envs=16,
+        ego_rollout_length=4,
+        ego_ppo=PPOConfig(num_epochs=2, num_minibatches=2),
+        ego_hidden=8,
         generation_iterations=2,
         ego_iterations=2,
         confederate_hidden=(16,),

@@ -10,7 +10,7 @@ estimates its return with BR `j`, and BR `j`'s head `i` its return with confeder
 one-hot partner id fed to the critic's input would be the other reading; the heads need no
 change to the network and train exactly as ROTATE's two-head teammate does). Every update
 collects one rollout of each of the `n x n` pairs (confederate `i` in the teammate seat, BR `j`
-in `ego.learner_seat`, the ego's seat), all from p0, in envs that persist across updates, and
+in `ego_seat`, the ego's seat), all from p0, in envs that persist across updates, and
 gives each agent one PPO update over the `n` rollouts it played in:
 
     confederate i:  (D_ij, 1 + 2 xp_coef, +1, head j) for j = i      SP, maximised

@@ -8,6 +8,7 @@ aht_bench.algorithms only.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
@@ -15,11 +16,12 @@ from aht_bench.algorithms import two_stage
 from aht_bench.algorithms.api import TaskConfig
 from aht_bench.algorithms.common import (
     check_hidden,
+    legacy_ego_stage,
     require,
     require_at_least,
     require_chunks,
+    require_ego_stage,
     require_one_update,
-    require_seat,
     require_stream_minibatches,
 )
 from aht_bench.training.config import EgoConfig, PPOConfig
@@ -57,9 +59,15 @@ class BRDivConfig(TaskConfig):
     """Env steps per env and rollout between two updates (not in the paper's tables)."""
     generation_ppo: PPOConfig
     """PPO hyperparameters of the confederates and BRs (tables: LR, Ent-Coef, Clip-Eps)."""
-    ego: EgoConfig
-    """The ego stage: PPO ego agent against the confederates (Table ppo_ego_tm_hyperparams);
-    its `learner_seat` is also the BRs' seat."""
+    ego_timesteps: int
+    """Joint env steps of the whole ego stage (Table ppo_ego_tm_hyperparams: Total
+    Timesteps)."""
+    ego_num_envs: int
+    """Parallel envs of the ego stage (ego table: Num Envs)."""
+    ego_rollout_length: int
+    """Env steps per env between two ego updates (not in the paper's tables)."""
+    ego_ppo: PPOConfig
+    """PPO hyperparameters of the ego agent (ego table)."""
     generation_iterations: int = 10
     """Run-loop iterations (checkpoints) the generation stage is split into (ours)."""
     ego_iterations: int = 10
@@ -68,6 +76,10 @@ class BRDivConfig(TaskConfig):
     """Hidden layer sizes of each confederate's actor and critic MLPs."""
     best_response_hidden: tuple[int, ...] = (64, 64)
     """Hidden layer sizes of each best response's actor and critic MLPs."""
+    ego_hidden: int = 64
+    """GRU state size of the ego agent."""
+    ego_seat: int = 0
+    """The seat of the ego agent and of the BRs; the confederates play the other."""
 
     def __post_init__(self) -> None:
         super().__post_init__()  # task_id, shaping, shaped_reward_coef
@@ -80,13 +92,7 @@ class BRDivConfig(TaskConfig):
         require_at_least(self, 0, "xp_coef")
         require_at_least(self, 1, "num_envs", "rollout_length")
         check_hidden(self, "confederate_hidden", "best_response_hidden")
-        require(
-            self.ego.canonical_task_id == self.canonical_task_id,
-            "ego.task_id",
-            self.ego.task_id,
-            f"the ego stage must train on the run's task {self.canonical_task_id}",
-        )
-        require_seat("ego.learner_seat", self.ego.learner_seat)
+        require_ego_stage(self)
         require_one_update(
             "generation_timesteps",
             self.generation_timesteps,
@@ -96,12 +102,19 @@ class BRDivConfig(TaskConfig):
         require_stream_minibatches(self, "generation_ppo", "each pair's rollout")
         iterations, updates = self.generation_iterations, self.generation_updates
         require_chunks("generation_iterations", iterations, updates, "generation")
-        require_chunks("ego_iterations", self.ego_iterations, self.ego.num_updates, "ego")
+
+    @staticmethod
+    def upgrade_legacy(fields: dict[str, Any]) -> dict[str, Any]:
+        """`fields` (a card's or run's config, or `--set` overrides as strings) in today's
+        names: the nested ego stage older aht-bench wrote (`ego={...}`, `ego.num_envs=8`) as
+        the flat `ego_*` fields. An old `ego` entry with no flat home (`task_id`, `shaping`,
+        ...) is kept as `ego.<name>`, so that a value that mattered is refused, not dropped."""
+        return legacy_ego_stage(fields)
 
     @property
     def ego_config(self) -> EgoConfig:
-        """The ego stage (the field `ego`), by the name every two-stage method gives it."""
-        return self.ego
+        """The whole ego stage (what `two_stage`/`ego` take)."""
+        return self.ego_stage(self.ego_num_envs, self.ego_rollout_length, self.ego_seat)
 
     @property
     def sp_coef(self) -> float:
@@ -126,24 +139,19 @@ class BRDivConfig(TaskConfig):
     @property
     def ego_chunks(self) -> tuple[int, ...]:
         """Ego PPO updates per ego iteration."""
-        return two_stage.chunk_sizes(self.ego, self.ego_iterations)
+        return two_stage.chunk_sizes(self.ego_config, self.ego_iterations)
 
     @property
     def iterations(self) -> int:
         """Run-loop iterations of the whole run: generation, then ego."""
         return self.generation_iterations + self.ego_iterations
 
-    @property
-    def ego_seat(self) -> int:
-        """The seat of the ego and of the BRs; the confederates play the other."""
-        return self.ego.learner_seat
-
     def env_steps_after(self, done: int) -> int:
         """Cumulative joint env steps per seed after `done` iterations."""
         gen = np.concatenate([[0], np.cumsum(self.generation_chunks)]) * self.generation_batch_size
         if done <= self.generation_iterations:
             return int(gen[done])
-        ego_steps = two_stage.env_steps_of_chunks(self.ego, self.ego_iterations)
+        ego_steps = two_stage.env_steps_of_chunks(self.ego_config, self.ego_iterations)
         return int(gen[-1] + ego_steps[done - self.generation_iterations])
 
     @property

@@ -385,6 +385,6 @@ REPORT = IterationReport(
         ("xp_return", "XP return (off-diagonal: confederate i x BR j)", "C1"),
     ),
     progress_metrics=(("sp", "sp_return"), ("xp", "xp_return"), ("ego", "ego_return")),
-    diverged_fix="Lower generation_ppo.learning_rate or the ego stage's ego.ppo learning rate",
+    diverged_fix="Lower generation_ppo.learning_rate or ego_ppo.learning_rate",
 )
 """How `aht-bench train brdiv` drives a run (`aht_bench.runs.ALGORITHMS`)."""

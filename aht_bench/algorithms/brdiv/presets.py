@@ -37,11 +37,11 @@ _PAPER_EPOCHS = 15
 _PAPER_ITERATIONS = 30
 
 
-def _ego_preset(name: str, task_id: str, **overrides: Any) -> EgoConfig:
-    """The shared ego stage (`presets.get("ego", name, task_id)`)."""
+def _ego_stage(name: str, task_id: str, **overrides: Any) -> dict[str, Any]:
+    """The shared ego stage (`presets.get("ego", name, task_id)`) as BRDiv's `ego_*` fields."""
     config = presets.get("ego", name, task_id, **overrides)
     assert isinstance(config, EgoConfig)
-    return config
+    return presets.flat_ego(config)
 
 
 def _paper(task_id: str) -> BRDivConfig:
@@ -59,7 +59,7 @@ def _paper(task_id: str) -> BRDivConfig:
             clip=clip,
             anneal=True,
         ),
-        ego=_ego_preset("paper", task_id),
+        **_ego_stage("paper", task_id),
         generation_iterations=_PAPER_ITERATIONS,
         ego_iterations=_PAPER_ITERATIONS,
     )
@@ -86,7 +86,7 @@ def _quick(task_id: str) -> BRDivConfig:
         num_envs=_QUICK_ENVS,
         rollout_length=128,
         generation_ppo=_QUICK_PPO,
-        ego=_ego_preset("quick", task_id, total_timesteps=64 * 128 * ego_updates, shaping=shaping),
+        **_ego_stage("quick", task_id, total_timesteps=64 * 128 * ego_updates, shaping=shaping),
         generation_iterations=4,
         ego_iterations=4,
         shaping=shaping,

@@ -7,7 +7,6 @@ aht_bench.algorithms only.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from aht_bench.algorithms.comedi.config import (
     ROLLOUTS_PER_UPDATE,
@@ -34,16 +33,10 @@ _PAPER_ROWS = presets.with_v2(
         "overcooked-forced_coord-v1": (3.8e7, 5e-4, 0.01, 0.5, 0.3, 0.4),
     }
 )
+_EGO_FIELDS = ("total_timesteps", "num_envs", "ppo", "hidden")
+"""The ego preset's fields CoMeDi's config holds (its ego stage shares `rollout_length` with the
+teammates and plays `PARTNER_SEAT`)."""
 _PAPER_EGO_ITERATIONS = 10  # not the paper's: checkpoints of the ego stage (one per 10%)
-
-
-def _from_ego_preset(ego: EgoConfig) -> dict[str, Any]:
-    return {
-        "ego_timesteps": ego.total_timesteps,
-        "ego_num_envs": ego.num_envs,
-        "ego_ppo": ego.ppo,
-        "ego_hidden": ego.hidden,
-    }
 
 
 def _paper(task_id: str) -> CoMeDiConfig:
@@ -62,7 +55,7 @@ def _paper(task_id: str) -> CoMeDiConfig:
         xp_coef=alpha,
         mp_coef=beta,
         ego_iterations=_PAPER_EGO_ITERATIONS,
-        **_from_ego_preset(ego),
+        **presets.flat_ego(ego, *_EGO_FIELDS),
     )
 
 
@@ -91,7 +84,7 @@ def _quick(task_id: str) -> CoMeDiConfig:
         mp_coef=beta,
         ego_iterations=2,
         **rollouts,
-        **_from_ego_preset(dataclasses.replace(ego, total_timesteps=ego_steps)),
+        **presets.flat_ego(dataclasses.replace(ego, total_timesteps=ego_steps), *_EGO_FIELDS),
     )
 
 

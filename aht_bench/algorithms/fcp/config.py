@@ -15,11 +15,9 @@ from aht_bench.algorithms.common import (
     check_hidden,
     require,
     require_at_least,
-    require_chunks,
     require_divides,
+    require_ego_stage,
     require_one_update,
-    require_seat,
-    require_sequences_divide,
 )
 from aht_bench.training.config import EgoConfig, IPPOConfig, PPOConfig
 
@@ -71,10 +69,8 @@ class FCPConfig(TaskConfig):
             self,
             1,
             *("num_ippo_seeds", "num_checkpoints", "teams_per_iteration", "ego_iterations"),
-            *("teammate_num_envs", "teammate_rollout_length", "ego_num_envs"),
-            *("ego_rollout_length", "ego_hidden"),
+            *("teammate_num_envs", "teammate_rollout_length"),
         )
-        require_seat("ego_seat", self.ego_seat)
         require(
             self.num_ippo_seeds % self.teams_per_iteration == 0,
             "teams_per_iteration",
@@ -96,16 +92,7 @@ class FCPConfig(TaskConfig):
             f"an IPPO run has {updates} updates, so at most {updates + 1} distinct snapshots "
             "(update 0 included); raise teammate_timesteps or keep fewer",
         )
-        ego_batch = self.ego_num_envs * self.ego_rollout_length
-        update = "one ego update takes ego_num_envs x ego_rollout_length"
-        require_one_update("ego_timesteps", self.ego_timesteps, ego_batch, update)
-        minibatches = self.ego_ppo.num_minibatches
-        require_sequences_divide(
-            "ego_ppo.num_minibatches", minibatches, self.ego_num_envs, "ego_num_envs"
-        )
-        require_chunks(
-            "ego_iterations", self.ego_iterations, self.ego_timesteps // ego_batch, "ego"
-        )
+        require_ego_stage(self)
 
     @property
     def ippo_config(self) -> IPPOConfig:

@@ -33,6 +33,8 @@ _PAPER_ROWS = presets.with_v2(
 # steps on LBF, CR, AA; 60 of 1.2e8 on CC, CoR, FC); IPPO's rollout length, network and the
 # PPO settings no table gives are the IPPO preset's (see `aht_bench.training.presets`).
 _PAPER_EGO_CHUNK_STEPS = 2_000_000
+_EGO_FIELDS = ("total_timesteps", "num_envs", "rollout_length", "ppo", "hidden")
+"""The ego preset's fields FCP's paper preset takes (the ego's seat is FCP's default)."""
 
 
 def _paper(task_id: str) -> FCPConfig:
@@ -53,11 +55,7 @@ def _paper(task_id: str) -> FCPConfig:
             lr=lr, epochs=epochs, minibatches=minibatches, ent=ent, clip=clip, anneal=anneal
         ),
         teammate_hidden=ippo_preset.hidden,
-        ego_timesteps=ego_preset.total_timesteps,
-        ego_num_envs=ego_preset.num_envs,
-        ego_rollout_length=ego_preset.rollout_length,
-        ego_ppo=ego_preset.ppo,
-        ego_hidden=ego_preset.hidden,
+        **presets.flat_ego(ego_preset, *_EGO_FIELDS),
         ego_iterations=ego_preset.total_timesteps // _PAPER_EGO_CHUNK_STEPS,
         shaped_reward_coef=ippo_preset.shaped_reward_coef,
     )
@@ -83,6 +81,7 @@ def _quick(task_id: str) -> FCPConfig:
     teams, team_steps, ego_steps, ego_iterations = _QUICK_BUDGET[task_id]
     ippo_quick = presets.get("ippo", "quick", task_id)
     ego_quick = presets.get("ego", "quick", task_id)
+    assert isinstance(ego_quick, EgoConfig)
     return FCPConfig(
         task_id=task_id,
         num_ippo_seeds=teams,
@@ -91,10 +90,8 @@ def _quick(task_id: str) -> FCPConfig:
         teammate_num_envs=ippo_quick.num_envs,
         teammate_rollout_length=ippo_quick.rollout_length,
         teammate_ppo=ippo_quick.ppo,
+        **presets.flat_ego(ego_quick, "num_envs", "rollout_length", "ppo"),
         ego_timesteps=ego_steps,
-        ego_num_envs=ego_quick.num_envs,
-        ego_rollout_length=ego_quick.rollout_length,
-        ego_ppo=ego_quick.ppo,
         ego_iterations=ego_iterations,
         shaping=presets.quick_method_shaping(task_id),
     )
