@@ -23,10 +23,10 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[dev]'
 	touch $(STAMP)
 
-# The tests also cover the Stable-Baselines3 example: the sb3 extra (SB3 + a pinned CPU torch).
-# `make demo` does not need it and does not install it.
+# The tests also cover the Stable-Baselines3 example (the sb3 extra: SB3 + a pinned CPU torch)
+# and the Ray backend of `aht-bench sweep` (the ray extra). `make demo` needs neither.
 $(SB3_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[dev,sb3]'
+	$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[dev,sb3,ray]'
 	touch $(SB3_STAMP)
 
 install: $(STAMP) sandbox

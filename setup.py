@@ -10,6 +10,9 @@ from setuptools import find_packages, setup
 setup(
     packages=[*find_packages(include=["aht_bench", "aht_bench.*"]), "aht_bench_heldout"],
     package_dir={"aht_bench_heldout": "heldout"},
-    package_data={"aht_bench": ["py.typed"], "aht_bench_heldout": ["**/*"]},
+    package_data={
+        "aht_bench": ["py.typed", "experiments/specs/*.toml", "sweeps/throughput.json"],
+        "aht_bench_heldout": ["**/*"],
+    },
     exclude_package_data={"aht_bench_heldout": ["**/__pycache__/*", "**/*.pyc"]},
 )

@@ -1399,5 +1399,14 @@ def _register_leaderboard() -> None:
 _register_leaderboard()
 
 
+def _register_sweep() -> None:
+    from aht_bench.sweeps.cli import sweep
+
+    main.add_command(sweep)
+
+
+_register_sweep()
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -1,6 +1,6 @@
 """aht-bench from another project: the wheel built from this checkout, installed into a fresh
-venv outside it, evaluates, loads and verifies heldout sets, refuses the leaderboard and is
-typed (issue 30).
+venv outside it, evaluates, loads and verifies heldout sets, dry-runs the packaged sweeps,
+refuses the leaderboard and is typed (issue 30).
 
 The wheel is built and installed by pip with nothing fetched (`--no-build-isolation`,
 `--no-index`). Its dependencies are not downloaded either: the distributions aht-bench requires
@@ -141,6 +141,13 @@ def test_evaluate_load_and_verify_work_outside_the_checkout(installed):
     r = _run(installed, "aht-bench", "heldout", "verify")
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.startswith("verified ") or "\nverified " in r.stdout
+
+
+def test_the_paper_sweeps_and_their_measured_rates_ship_in_the_wheel(installed):
+    r = _run(installed, "aht-bench", "sweep", "rq4", "--dry-run", "--preset", "quick")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "36 runs (quick preset)" in r.stdout
+    assert "agents/rotate/lbf/card.json" in r.stdout  # the packaged rate's source, not a guess
 
 
 def test_the_leaderboard_refuses_and_writes_nothing_outside_a_checkout(installed):

@@ -23,6 +23,7 @@ LAYERS = (
     "heldout",
     "leaderboard",
     "experiments",
+    "sweeps",
     "cli",
 )
 """Bottom to top. `aht_bench` itself (`__version__`) is below all of them."""

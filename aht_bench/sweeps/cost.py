@@ -1,0 +1,105 @@
+"""What a sweep costs before it runs: each run's env steps and an estimated time from measured
+throughput (`estimate`), and the dry-run table (`dry_run_lines`).
+
+The rates (`throughput.json`, written by `benchmarks/sweep_throughput.py`) are the bundled
+reference runs' own measurements: env steps per second per seed of each method on each task at
+the quick preset, on the machine their cards name (two CPU cores). An estimate is a run's env
+steps at that rate: on such a machine a one-seed run is somewhat faster, a paper-scale run on a
+GPU far faster; a method or task without a measured rate gets no estimate, never a guess.
+
+May import the standard library and aht_bench.sweeps.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from importlib import resources
+from typing import Any
+
+from aht_bench.sweeps.spec import Sweep, SweepRun
+
+
+@functools.cache
+def rates() -> dict[str, dict[str, Any]]:
+    """ "method/task id" -> its measured rate (`throughput.json`)."""
+    text = (resources.files("aht_bench.sweeps") / "throughput.json").read_text()
+    return json.loads(text)["rates"]
+
+
+def rate_of(method: str, task_id: str) -> tuple[float, str] | None:
+    """(env steps per second per seed, where it was measured) for `method` on `task_id`: its
+    own measurement, else that of the same layout's v1 task (an Overcooked v2 task plays the
+    v1 layout), else None."""
+    table = rates()
+    for key, note in ((task_id, ""), (task_id.replace("-v2", "-v1"), " (its v1 layout)")):
+        entry = table.get(f"{method}/{key}")
+        if entry is not None:
+            return float(entry["env_steps_per_second_per_seed"]), entry["source"] + note
+    return None
+
+
+def estimate(run: SweepRun) -> float | None:
+    """Estimated seconds of `run` at its method's measured rate on its task (None: no rate)."""
+    rate = rate_of(run.method, run.task_id)
+    return None if rate is None else run.env_steps / rate[0]
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 3 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:.1f} d"
+
+
+def dry_run_lines(sweep: Sweep, workers: int) -> list[str]:
+    """The grid of `sweep` (one row per method, task and variant, its seeds together) with
+    each run's env steps and estimated time, and the totals."""
+    rows: dict[tuple[str, str, str], list[SweepRun]] = {}
+    for run in sweep.runs:
+        rows.setdefault((run.method, run.task_id, run.variant), []).append(run)
+    head = ("method", "task", "variant", "seeds", "env steps/run", "est./run", "rate from")
+    table: list[tuple[str, ...]] = [head]
+    total_steps, total_s, unknown = 0, 0.0, 0
+    for (method, task_id, variant), runs in rows.items():
+        first = runs[0]
+        seconds = estimate(first)
+        rate = rate_of(method, task_id)
+        total_steps += sum(r.env_steps for r in runs)
+        if seconds is None:
+            unknown += len(runs)
+        else:
+            total_s += seconds * len(runs)
+        table.append(
+            (
+                method,
+                task_id,
+                variant,
+                ",".join(str(r.seed) for r in runs),
+                f"{first.env_steps:,}",
+                _duration(seconds),
+                rate[1] if rate else "no measured rate",
+            )
+        )
+    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in table
+    ]
+    lines.append("")
+    lines.append(
+        f"{len(sweep.runs)} runs ({sweep.runs[0].preset} preset), {total_steps:,} env steps in "
+        f"all; scored on heldout {sweep.heldout} with {sweep.episodes} episodes per teammate "
+        "and seat"
+    )
+    known = len(sweep.runs) - unknown
+    lines.append(
+        f"estimated: {_duration(total_s)} of run time for the {known} runs with a measured rate "
+        f"({_duration(total_s / max(workers, 1))} on {workers} worker(s)), at the rates of the "
+        "bundled quick runs on 2 CPU cores (aht_bench/sweeps/throughput.json); a GPU is far "
+        "faster" + (f"; {unknown} runs have no measured rate" if unknown else "")
+    )
+    return lines
