@@ -407,6 +407,39 @@ TRAINABLE = ("ippo", "br", "ego", "rotate", "fcp", "brdiv", "comedi", "paired", 
 tests/test_cli.py checks they agree)."""
 
 
+def _override_pairs(overrides: tuple[str, ...]) -> list[tuple[str, str]]:
+    """`--set FIELD=VALUE` options as (field, value) pairs."""
+    pairs = []
+    for item in overrides:
+        field, sep, value = item.partition("=")
+        if not sep or not field.strip():
+            raise click.BadParameter(f"{item!r} is not FIELD=VALUE", param_hint="--set")
+        pairs.append((field.strip(), value.strip()))
+    return pairs
+
+
+def _shard_seeds(devices: int, num_seeds: int) -> None:
+    """Split the run's seeds over the first `devices` devices (`--devices`)."""
+    import jax
+
+    from aht_bench.training.driver import shard_seeds
+
+    here = jax.devices()
+    if devices > len(here):
+        raise click.BadParameter(
+            f"this machine has {len(here)} {here[0].platform.upper()} device(s) "
+            "(jax.devices()); use at most that many",
+            param_hint="--devices",
+        )
+    if num_seeds % devices:
+        raise click.BadParameter(
+            f"{num_seeds} seeds do not split over {devices} devices: use --seeds a multiple "
+            f"of {devices}",
+            param_hint="--devices",
+        )
+    shard_seeds(here[:devices])
+
+
 @main.command(epilog=TRAIN_EXIT_CODES_HELP)
 @click.argument("algorithm", type=click.Choice(TRAINABLE))
 @click.option("--task", "task_id", type=TASK, default=None, help="Task id or alias.")
@@ -460,6 +493,14 @@ tests/test_cli.py checks they agree)."""
     show_default=True,
     help="Checkpoint at least this often (wall seconds).",
 )
+@click.option(
+    "--devices",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Split the seeds over this many of this machine's devices (GPUs; --seeds a multiple "
+    "of it); see docs/training.md for when results are bit-identical to one device.",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
 def train(
@@ -474,6 +515,7 @@ def train(
     resume: bool,
     checkpoint_every: int | None,
     checkpoint_seconds: float,
+    devices: int,
     no_progress: bool,
     debug: bool,
 ) -> None:
@@ -493,12 +535,7 @@ def train(
     from aht_bench import runs
     from aht_bench.training.checkpoint import CheckpointError
 
-    pairs = []
-    for item in overrides:
-        field, sep, value = item.partition("=")
-        if not sep or not field.strip():
-            raise click.BadParameter(f"{item!r} is not FIELD=VALUE", param_hint="--set")
-        pairs.append((field.strip(), value.strip()))
+    pairs = _override_pairs(overrides)
     given = {
         "task_id": task_id,
         "preset": preset,
@@ -519,6 +556,8 @@ def train(
         algo.config(spec)
     except (ValueError, KeyError) as e:
         raise click.UsageError(str(e).strip('"')) from None
+    if devices > 1:
+        _shard_seeds(devices, spec.num_seeds)
     try:
         outcome = runs.train(
             algo,

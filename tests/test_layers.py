@@ -164,3 +164,22 @@ def test_the_declared_imports_check_catches_an_undeclared_import(tmp_path):
     module.write_text('"""No contract."""\nimport numpy\n')
     with pytest.raises(AssertionError, match="no 'May import"):
         _undeclared(module, "aht_bench.training")
+
+
+def test_no_function_is_over_100_lines_and_no_method_file_over_500():
+    """Issue 31's size limits: every function of the package fits on a screen or two, and a
+    method's file stays a module, not a library."""
+    long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = node.end_lineno - node.lineno + 1  # type: ignore[operator]
+                if lines > 100:
+                    long.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}: {lines}")
+    assert long == []
+    big = [
+        f"{p.relative_to(PACKAGE)}: {n}"
+        for p in sorted((PACKAGE / "algorithms").rglob("*.py"))
+        if (n := len(p.read_text().splitlines())) > 500
+    ]
+    assert big == []

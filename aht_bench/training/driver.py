@@ -15,20 +15,22 @@ a run is the train state, continuing from a stored state after update k gives bi
 results to not stopping.
 
 Both jitted functions take the algorithm functions and the (hashable) config as static
-arguments, so runs with equal configs reuse one compiled update.
+arguments, so runs with equal configs reuse one compiled update. On several devices,
+`shard_seeds` splits the seeds over them (every method maps its seeds with `map_seeds`).
 
 May import jax, numpy and aht_bench.training only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh, PartitionSpec
 
 from aht_bench.training.config import RunConfig
 
@@ -70,17 +72,76 @@ def update_seeds(
     return map_seeds(_one_seed, state)
 
 
-def map_seeds(fn: Callable[..., Any], *args: Any) -> Any:
-    """`jax.vmap(fn)(*args)` over the leading seed axis of every leaf of `args`.
+SEED_AXIS = "seeds"
+"""The mesh axis that `shard_seeds` splits the seed axis over."""
+_seed_mesh: list[Mesh] = []
+"""The mesh `shard_seeds` set (empty: one device)."""
+_inside: list[bool] = []
+"""Non-empty while a device's share of the seeds is traced (a nested `map_seeds` stays on it)."""
 
-    A single seed runs without `vmap` (its axis dropped, then restored): a vmap of size one
-    turns every matmul into a batched one, which XLA's CPU backend runs about 1.3x slower
-    (benchmarks/train_throughput.py).
+
+def shard_seeds(devices: Sequence[Any] | None) -> None:
+    """Split the seed axis of every `map_seeds` over `devices` (None or one device: no
+    sharding, the default): each device runs its share of the seeds (`jax.shard_map`), the
+    same per-seed code as on one device. A run's seeds must then be a multiple of the device
+    count. Set it before training (it clears JAX's compile caches, which hold functions traced
+    with the previous setting).
+
+    For IPPO, bit-identical to the run on one device when every device holds at least two
+    seeds (2 host devices: `tests/training/test_seed_sharding.py`); FCP's recurrent ego
+    differs in the last bits (docs/training.md, "Seeds over devices"); with one seed per
+    device, each device runs its seed unbatched (see `map_seeds`), which rounds differently
+    from a batch of seeds.
     """
+    _seed_mesh.clear()
+    if devices is not None and len(devices) > 1:
+        _seed_mesh.append(Mesh(np.asarray(devices), (SEED_AXIS,)))
+    jax.clear_caches()
+
+
+def seed_devices() -> int:
+    """How many devices `map_seeds` splits the seeds over (`shard_seeds`)."""
+    return int(_seed_mesh[0].size) if _seed_mesh else 1
+
+
+def _on_device(fn: Callable[..., Any], *args: Any) -> Any:
+    """`_map_here` of one device's share of the seeds (inside `jax.shard_map`)."""
+    _inside.append(True)
+    try:
+        return _map_here(fn, *args)
+    finally:
+        _inside.pop()
+
+
+def _map_here(fn: Callable[..., Any], *args: Any) -> Any:
     if int(jax.tree.leaves(args)[0].shape[0]) == 1:
         out = fn(*jax.tree.map(lambda x: x[0], args))
         return jax.tree.map(lambda x: x[None], out)
     return jax.vmap(fn)(*args)
+
+
+def map_seeds(fn: Callable[..., Any], *args: Any) -> Any:
+    """`jax.vmap(fn)(*args)` over the leading seed axis of every leaf of `args`, split over the
+    devices `shard_seeds` set, if any.
+
+    A single seed (on a device) runs without `vmap` (its axis dropped, then restored): a vmap
+    of size one turns every matmul into a batched one, which XLA's CPU backend runs about 1.3x
+    slower (benchmarks/train_throughput.py).
+    """
+    if not _seed_mesh or _inside:
+        return _map_here(fn, *args)
+    mesh = _seed_mesh[0]
+    seeds = int(jax.tree.leaves(args)[0].shape[0])
+    if seeds % mesh.size:
+        raise ValueError(
+            f"{seeds} seeds do not split evenly over {mesh.size} devices: use a multiple of "
+            f"{mesh.size} seeds, or fewer devices"
+        )
+    spec = PartitionSpec(SEED_AXIS)
+    sharded = jax.shard_map(
+        partial(_on_device, fn), mesh=mesh, in_specs=spec, out_specs=spec, check_vma=False
+    )
+    return sharded(*args)
 
 
 def updates_done(state: Any) -> int:
