@@ -84,8 +84,8 @@ def shard_seeds(devices: Sequence[Any] | None) -> None:
     """Split the seed axis of every `map_seeds` over `devices` (None or one device: no
     sharding, the default): each device runs its share of the seeds (`jax.shard_map`), the
     same per-seed code as on one device. A run's seeds must then be a multiple of the device
-    count. Set it before training (it clears JAX's compile caches, which hold functions traced
-    with the previous setting).
+    count. Set it before training (a change clears JAX's compile caches, which hold functions
+    traced with the previous setting).
 
     For IPPO, bit-identical to the run on one device when every device holds at least two
     seeds (2 host devices: `tests/training/test_seed_sharding.py`); FCP's recurrent ego
@@ -93,10 +93,12 @@ def shard_seeds(devices: Sequence[Any] | None) -> None:
     device, each device runs its seed unbatched (see `map_seeds`), which rounds differently
     from a batch of seeds.
     """
+    before = list(_seed_mesh)
     _seed_mesh.clear()
     if devices is not None and len(devices) > 1:
         _seed_mesh.append(Mesh(np.asarray(devices), (SEED_AXIS,)))
-    jax.clear_caches()
+    if _seed_mesh != before:
+        jax.clear_caches()
 
 
 def seed_devices() -> int:
