@@ -88,8 +88,8 @@ def shard_seeds(devices: Sequence[Any] | None) -> None:
     traced with the previous setting).
 
     For IPPO, bit-identical to the run on one device when every device holds at least two
-    seeds (2 host devices: `tests/training/test_seed_sharding.py`); FCP's recurrent ego
-    differs in the last bits (docs/training.md, "Seeds over devices"); with one seed per
+    seeds (2 host devices: `tests/training/test_seed_sharding.py`); the recurrent egos of FCP
+    and ROTATE differ in the last bits (docs/training.md, "Seeds over devices"); with one seed per
     device, each device runs its seed unbatched (see `map_seeds`), which rounds differently
     from a batch of seeds.
     """
