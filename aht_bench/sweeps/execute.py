@@ -17,7 +17,7 @@ runs it, and the same as running that command alone. `execute` is idempotent: a 
 record is skipped, a trained run is only evaluated, a started one resumes from its last
 checkpoint (`--resume`), so an interrupted sweep run again finishes only what is missing.
 
-May import the standard library and aht_bench.sweeps.
+May import the standard library, aht_bench.files and aht_bench.sweeps.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from aht_bench.files import atomic_write_bytes
 from aht_bench.sweeps.spec import Sweep, SweepRun
 
 SWEEP_FORMAT = "aht-bench-sweep"
@@ -116,10 +117,7 @@ def start_folder(root: Path, sweep: Sweep) -> None:
         return
     if root.exists() and any(root.iterdir()):
         raise SweepError(f"{root} is not empty and holds no sweep; choose a new or empty --out")
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(".sweep.json.tmp")
-    tmp.write_text(json.dumps(record, indent=1) + "\n")
-    os.replace(tmp, path)
+    atomic_write_bytes(path, (json.dumps(record, indent=1) + "\n").encode())
 
 
 _ORPHAN_GUARD = """
@@ -186,6 +184,14 @@ def execute(
     return did
 
 
+def pending(sweep: Sweep, root: Path) -> tuple[dict[str, str], list[SweepRun]]:
+    """The sweep folder `root` started (or checked to hold `sweep`), the runs already done
+    (name -> "skipped") and those still to do, in order."""
+    start_folder(root, sweep)
+    done = {r.name: "skipped" for r in sweep.runs if state_of(root, r) == "done"}
+    return done, [r for r in sweep.runs if r.name not in done]
+
+
 def default_workers() -> int:
     """Runs at once on this machine: one per four CPU cores (a run's XLA uses several)."""
     return max(1, (os.cpu_count() or 1) // 4)
@@ -203,9 +209,7 @@ def run_local(
     done. A run that fails does not stop the others; once all have ended, a `SweepError` names
     every failed run. Ctrl-C stops the pool: runs not started are dropped, the running ones
     checkpoint and stop."""
-    start_folder(root, sweep)
-    done = {r.name: "skipped" for r in sweep.runs if state_of(root, r) == "done"}
-    todo = [r for r in sweep.runs if r.name not in done]
+    done, todo = pending(sweep, root)
     echo(f"{sweep.name}: {len(sweep.runs)} runs, {len(done)} done, {len(todo)} to go")
     failures: list[str] = []
     with ThreadPoolExecutor(max_workers=workers or default_workers()) as pool:
@@ -249,6 +253,7 @@ __all__ = [
     "ego_file",
     "execute",
     "log_file",
+    "pending",
     "run_folder",
     "run_local",
     "start_folder",

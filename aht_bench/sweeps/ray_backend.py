@@ -22,13 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from aht_bench.sweeps.execute import (
-    SweepError,
-    check_failures,
-    execute,
-    start_folder,
-    state_of,
-)
+from aht_bench.sweeps.execute import SweepError, check_failures, execute, pending
 from aht_bench.sweeps.spec import Sweep
 
 INSTALL_HINT = "the ray backend needs Ray: pip install 'aht-bench[ray]' (or choose --backend local)"
@@ -61,9 +55,7 @@ def run_ray(
     Returns run name -> what was done; failed runs are named together once all have ended."""
     ray = _ray()
     root = root.resolve()
-    start_folder(root, sweep)
-    done = {r.name: "skipped" for r in sweep.runs if state_of(root, r) == "done"}
-    todo = [r for r in sweep.runs if r.name not in done]
+    done, todo = pending(sweep, root)
     started_here = not ray.is_initialized()
     if started_here:
         try:
@@ -82,9 +74,9 @@ def run_ray(
     try:
         args = (root, sweep.heldout, sweep.episodes, command)
         refs = {task.remote(r, *args): r for r in todo}
-        pending = list(refs)
-        while pending:
-            ready, pending = ray.wait(pending, num_returns=1)
+        waiting = list(refs)
+        while waiting:
+            ready, waiting = ray.wait(waiting, num_returns=1)
             run = refs[ready[0]]
             try:
                 done[run.name] = ray.get(ready[0])
