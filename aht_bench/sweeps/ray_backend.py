@@ -18,6 +18,7 @@ May import ray, the standard library and aht_bench.sweeps.
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,13 @@ def _ray() -> Any:
     except ImportError:
         raise SweepError(INSTALL_HINT) from None
     return ray
+
+
+def _restore(handlers: dict[Any, Any]) -> None:
+    """Put back this process's signal handlers: `ray.init` installs its own SIGTERM handler
+    and `ray.shutdown` leaves it, which would change how the caller stops."""
+    for sig, handler in handlers.items():
+        signal.signal(sig, handler)
 
 
 def run_ray(
@@ -57,10 +65,12 @@ def run_ray(
     root = root.resolve()
     done, todo = pending(sweep, root)
     started_here = not ray.is_initialized()
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     if started_here:
         try:
             ray.init(address=address, **(init or {}))
         except (ConnectionError, RuntimeError, ValueError) as e:
+            _restore(handlers)
             where = f"the Ray cluster at {address!r}" if address else "a local Ray instance"
             raise SweepError(f"cannot start or join {where}: {e}") from None
     echo(
@@ -96,5 +106,6 @@ def run_ray(
     finally:
         if started_here:
             ray.shutdown()
+            _restore(handlers)
     check_failures(failures, len(sweep.runs))
     return done

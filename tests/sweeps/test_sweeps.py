@@ -413,7 +413,9 @@ def test_on_ray_a_run_whose_worker_is_killed_is_retried_and_resumes(tmp_path):
     killer.start()
     command = [sys.executable, str(script)]
     init = {"num_cpus": 2, "include_dashboard": False, "log_to_driver": False}
+    sigterm = signal.getsignal(signal.SIGTERM)
     done = run_ray(grid, tmp_path / "sweep", echo=lambda _: None, command=command, init=init)
+    assert signal.getsignal(signal.SIGTERM) is sigterm  # Ray's handler not left behind
     killer.join(5)
     assert done == {
         r.name: "resumed" if r.name == "fcp/lbf-v1/base/seed1" else "trained" for r in grid.runs
