@@ -66,8 +66,8 @@ def dry_run_lines(sweep: Sweep, workers: int) -> list[str]:
     total_steps, total_s, unknown = 0, 0.0, 0
     for (method, task_id, variant), runs in rows.items():
         first = runs[0]
-        seconds = estimate(first)
         rate = rate_of(method, task_id)
+        seconds = None if rate is None else first.env_steps / rate[0]
         total_steps += sum(r.env_steps for r in runs)
         if seconds is None:
             unknown += len(runs)
