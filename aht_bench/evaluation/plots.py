@@ -161,8 +161,11 @@ def plot_heatmap(
     col_names: Sequence[str],
     title: str,
     path: Path,
+    axis_names: tuple[str, str] | None = None,
 ) -> None:
-    """A cross-play matrix (rows: the first set, columns: the second) with values written in."""
+    """A matrix (rows: the first set, columns: the second; e.g. a cross-play matrix) with
+    values written in; NaN cells are left blank and marked "n/a". `axis_names`: (rows,
+    columns) axis labels."""
     plt = _pyplot()
     matrix = np.asarray(matrix, np.float64)
     fig, ax = plt.subplots(figsize=(0.8 * len(col_names) + 2.5, 0.6 * len(row_names) + 1.8))
@@ -170,13 +173,52 @@ def plot_heatmap(
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     ax.set_xticks(range(len(col_names)), col_names, rotation=40, ha="right", fontsize=8)
     ax.set_yticks(range(len(row_names)), row_names, fontsize=8)
-    span = float(np.ptp(matrix)) or 1.0
+    if axis_names is not None:
+        ax.set_ylabel(axis_names[0], fontsize=8)
+        ax.set_xlabel(axis_names[1], fontsize=8)
+    known = matrix[np.isfinite(matrix)]
+    low = float(known.min()) if known.size else 0.0
+    span = float(np.ptp(known)) if known.size else 0.0
     for i in range(matrix.shape[0]):
         for j in range(matrix.shape[1]):
-            dark = (matrix[i, j] - matrix.min()) / span < 0.5
+            if not np.isfinite(matrix[i, j]):
+                ax.text(j, i, "n/a", ha="center", va="center", fontsize=7, color="grey")
+                continue
+            dark = (matrix[i, j] - low) / (span or 1.0) < 0.5
             ax.text(
                 j, i, f"{matrix[i, j]:.3g}", ha="center", va="center", fontsize=7,
                 color="white" if dark else "black",
             )  # fmt: skip
+    ax.set_title(title, fontsize=9)
+    _save(fig, path)
+
+
+def plot_grouped_bars(
+    groups: Sequence[str],
+    labels: Sequence[str],
+    values: np.ndarray,
+    ci: np.ndarray,
+    title: str,
+    path: Path,
+) -> None:
+    """The paper's comparison figure: per group (task), one bar per label (method) with its CI
+    as an error bar. values: (labels, groups); ci: (labels, groups, 2); NaN: no bar."""
+    plt = _pyplot()
+    values, ci = np.asarray(values, np.float64), np.asarray(ci, np.float64)
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(groups) * max(1, len(labels)) ** 0.5), 3.6))
+    width = 0.8 / len(labels)
+    x = np.arange(len(groups))
+    for i, label in enumerate(labels):
+        shown = np.isfinite(values[i])
+        pos = x[shown] - 0.4 + width * (i + 0.5)
+        low = values[i, shown] - ci[i, shown, 0]
+        high = ci[i, shown, 1] - values[i, shown]
+        ax.bar(pos, values[i, shown], width=width, color=f"C{i % 10}", label=label)
+        ax.errorbar(pos, values[i, shown], yerr=[low, high], fmt="none", ecolor="k", lw=1)
+    ax.set_xticks(x, groups, rotation=20, ha="right", fontsize=8)
+    ax.set_ylabel("mean normalised return")
+    ax.axhline(1.0, color="grey", linestyle=":", linewidth=1)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.set_title(title, fontsize=9)
     _save(fig, path)

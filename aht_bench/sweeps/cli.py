@@ -1,7 +1,9 @@
-"""The `aht-bench sweep` command (see `aht_bench.sweeps`).
+"""The `aht-bench sweep` commands (see `aht_bench.sweeps`): `aht-bench sweep SPEC` runs a sweep
+(the group's default command, `aht-bench sweep run SPEC`), `aht-bench sweep report FOLDER`
+writes its table and figures.
 
-May import click, the standard library, aht_bench.envs, aht_bench.runs and aht_bench.sweeps
-(Ray through `aht_bench.sweeps.ray_backend`).
+May import click, the standard library, aht_bench.envs, aht_bench.runs, aht_bench.evaluation
+and aht_bench.sweeps (Ray through `aht_bench.sweeps.ray_backend`).
 """
 
 from __future__ import annotations
@@ -10,17 +12,44 @@ from pathlib import Path
 
 import click
 
+from aht_bench.evaluation.scores import DEFAULT_REPS
 from aht_bench.sweeps.cost import dry_run_lines
 from aht_bench.sweeps.execute import SweepError, default_workers, run_local
 from aht_bench.sweeps.spec import SweepSpecError, load
 
+REPORT_EXIT_CODES_HELP = (
+    "Exit codes: 0 written; 1 no run has a record, or the records disagree (the message names "
+    "the run and the fix); 2 bad options."
+)
 SWEEP_EXIT_CODES_HELP = (
     "Exit codes: 0 every run done; 1 a run failed (its log is named; run the same command again "
     "to resume); 2 bad spec or options; 130 interrupted (run it again to resume)."
 )
 
 
-@click.command(epilog=SWEEP_EXIT_CODES_HELP)
+class _RunByDefault(click.Group):
+    """A group whose first argument, when it names no subcommand, is the SPEC of `run`: so
+    `aht-bench sweep rq1 --dry-run` is `aht-bench sweep run rq1 --dry-run`."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_RunByDefault)
+def sweep() -> None:
+    """Experiment grids: `aht-bench sweep SPEC` runs one (resumable), `aht-bench sweep report
+    FOLDER` tabulates and plots what it produced.
+
+    \b
+    aht-bench sweep rq1 --dry-run                # the paper's main comparison: grid and cost
+    aht-bench sweep my_sweep.toml --out sweeps/mine
+    aht-bench sweep report sweeps/mine           # table and figures in sweeps/mine/report
+    """
+
+
+@sweep.command("run", epilog=SWEEP_EXIT_CODES_HELP)
 @click.argument("spec")
 @click.option(
     "--out",
@@ -79,7 +108,7 @@ SWEEP_EXIT_CODES_HELP = (
     show_default=True,
     help="ray: GPUs each run reserves (its JAX sees those).",
 )
-def sweep(
+def run(
     spec: str,
     out: Path | None,
     dry_run: bool,
@@ -130,6 +159,43 @@ def sweep(
                    err=True)  # fmt: skip
         raise click.exceptions.Exit(130) from None
     click.echo(f"sweep {grid.name}: all {len(grid.runs)} runs done; records: {root}/**/result.json")
+
+
+@sweep.command("report", epilog=REPORT_EXIT_CODES_HELP)
+@click.argument("folder", type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder for report.md, report.json and the figures. [default: FOLDER/report]",
+)
+@click.option(
+    "--reps",
+    type=click.IntRange(min=100),
+    default=DEFAULT_REPS,
+    show_default=True,
+    help="Bootstrap resamples of each CI.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--no-plot", is_flag=True, help="Write the tables only.")
+def report(folder: Path, out: Path | None, reps: int, seed: int, no_plot: bool) -> None:
+    """Tabulate and plot the sweep in FOLDER from its runs' records: per method (variant) and
+    task, the mean normalised return over the heldout members with a 95% stratified bootstrap
+    CI over seeds (the paper's Fig. core-result), the same for the base return, and a heatmap
+    per method whose variants vary two fields (e.g. RQ3's competence weights). Runs without a
+    record yet are listed; every record is checked to score its run's own ego."""
+    from aht_bench.sweeps.report import build_report, estimates, report_lines, write_report
+
+    try:
+        made = build_report(folder, reps=reps, seed=seed)
+        est = estimates(made)
+        written = write_report(made, est, out or folder / "report", plot=not no_plot)
+    except SweepError as e:
+        click.echo(f"error: {e}", err=True)
+        raise click.exceptions.Exit(1) from None
+    for line in report_lines(made, est):
+        click.echo(line)
+    click.echo("\nwrote " + ", ".join(str(p) for p in written))
 
 
 __all__ = ["sweep"]

@@ -19,6 +19,7 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from safetensors.numpy import load_file
@@ -70,7 +71,11 @@ def test_the_paper_experiments_load_with_every_run_checked():
     rq4 = sweeps.load("rq4", preset="quick", seeds=1)
     assert {r.variant for r in rq4.runs} == {"variant=rotate", "variant=no_buffer"}
     assert len(rq4.runs) == 2 * 6 and {r.preset for r in rq4.runs} == {"quick"}
-    assert set(sweeps.builtin_specs()) >= {"rq1", "rq4"}
+    rq3 = sweeps.load("rq3")
+    assert len(rq3.runs) == 4 * 4 * 2 * 3
+    tuned = [r for r in rq3.runs if r.task_id == "overcooked-counter_circuit-v2" and r.seed == 0]
+    assert ("competence_weight_xp=2,competence_weight_sp=4") in {r.variant for r in tuned}
+    assert set(sweeps.builtin_specs()) >= {"rq1", "rq3", "rq4"}
 
 
 def test_a_run_is_one_seed_with_the_method_overrides_then_the_variant(tmp_path):
@@ -343,6 +348,25 @@ def test_a_swept_run_is_the_run_by_hand_on_either_backend_even_after_a_lost_work
         assert _same(swept_ray[run.name], hand[run.name]), run.name
         _assert_scored(local / run.name)
         _assert_scored(on_ray / run.name)
+    _assert_reported(local, on_ray, grid)
+
+
+def _assert_reported(local: Path, on_ray: Path, grid: sweeps.Sweep) -> None:
+    """`aht-bench sweep report` of both folders: the same cells (same egos, same records), each
+    the mean of its records' per-member scores."""
+    from aht_bench.sweeps import report
+
+    made = [report.build_report(root, reps=200) for root in (local, on_ray)]
+    est = [report.estimates(m) for m in made]
+    assert est[0] == est[1] and not made[0].missing
+    for method in ("fcp", "brdiv"):
+        records = [
+            json.loads((local / r.name / "result.json").read_text())["payload"]
+            for r in grid.runs
+            if r.method == method
+        ]
+        by_hand = np.mean([[m["normalized"]["value"] for m in p["members"]] for p in records])
+        assert est[0][(method, "lbf-v1")]["normalized"]["value"] == pytest.approx(by_hand)
 
 
 def _assert_scored(folder: Path) -> None:
