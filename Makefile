@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 SB3_STAMP := $(VENV)/.installed-sb3
 export JAX_PLATFORMS ?= cpu
 
-.PHONY: demo test test-slow lint bench install clean sandbox
+.PHONY: demo test test-slow lint bench install clean sandbox browser
 
 # Agent files run in a bubblewrap sandbox (docs/agent_files.md). Installed where missing and
 # apt-get can (root on Debian/Ubuntu); elsewhere a message names the fix, and `evaluate` says
@@ -16,6 +16,14 @@ sandbox:
 	  { apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null 2>&1 || \
 	    { apt-get update -qq && apt-get install -y -qq --no-install-recommends bubblewrap; }; }; } || \
 	  echo "warning: bubblewrap (bwrap) is not installed and could not be installed here; install it (e.g. sudo apt-get install bubblewrap): aht-bench evaluate runs agent files in its sandbox" >&2
+
+# The replay viewer's tests drive Debian's Chromium headless (tests/evaluation/test_viewer.py);
+# installed where missing and apt-get can, as bubblewrap above.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+	  { apt-get install -y -qq --no-install-recommends chromium >/dev/null 2>&1 || \
+	    { apt-get update -qq && apt-get install -y -qq --no-install-recommends chromium; }; }; } || \
+	  echo "warning: chromium is not installed and could not be installed here; install it (e.g. sudo apt-get install chromium): the viewer's browser tests need it" >&2
 
 $(STAMP): pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
@@ -41,11 +49,11 @@ demo: $(STAMP) sandbox
 	$(BIN)/aht-bench evaluate agents/examples/scripted_agent.py --task lbf --episodes 16 --out demo/scripted_agent-lbf.json
 	$(BIN)/aht-bench compare demo/jax_mlp_agent-lbf.json demo/scripted_agent-lbf.json --out demo/compare-lbf.png
 
-test: $(SB3_STAMP) sandbox
+test: $(SB3_STAMP) sandbox browser
 	$(BIN)/python -m pytest -q
 
 # pytest exits 5 when no test is marked slow yet; that is not a failure
-test-slow: $(SB3_STAMP) sandbox
+test-slow: $(SB3_STAMP) sandbox browser
 	$(BIN)/python -m pytest -q -m slow; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
 
 lint: $(STAMP)

@@ -832,6 +832,14 @@ def _result_paths(
     show_default=True,
     help="Bootstrap resamples of the confidence intervals.",
 )
+@click.option(
+    "--replays",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Save the first N episodes of every member and seating as replays (JSON) with a "
+    "viewer page per member (HTML), in <result>-replays/ (one agent file).",
+)
 @click.option("--no-plot", is_flag=True, help="Do not draw the bar plot.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--agent-output", is_flag=True, help="Show what an isolated agent prints.")
@@ -851,6 +859,7 @@ def evaluate(
     total_timeout: float | None,
     memory_limit: float,
     reps: int,
+    replays: int,
     no_plot: bool,
     no_progress: bool,
     agent_output: bool,
@@ -879,6 +888,11 @@ def evaluate(
     paths, task_ids, versions, several, isolation = _evaluate_options(
         agent, task, teammates, out, isolate, no_sandbox, in_process
     )
+    if replays and len(paths) > 1:
+        raise click.BadParameter(
+            "replays are saved for one agent file; evaluate one seed's file with --replays",
+            param_hint="--replays",
+        )
     limits = {
         "load_timeout": load_timeout,
         "step_timeout": step_timeout,
@@ -888,10 +902,14 @@ def evaluate(
     }
     for task_id in task_ids:
         bar = _Progress(not no_progress, "playing")
+        folder: Path | None = None
         with _evaluation_errors(bar, debug):
             from aht_bench.evaluation import record as rec
             from aht_bench.evaluation.evaluate import evaluate_agent_files
+            from aht_bench.evaluation.replay import ReplaySink
             from aht_bench.evaluation.sets import load_set
+
+            sink = ReplaySink(min(replays, episodes)) if replays else None
 
             eval_set = load_set(task_id, versions[task_id])
             _announce(paths, task_id, eval_set, episodes, seed)
@@ -906,6 +924,7 @@ def evaluate(
                 reps=reps,
                 progress=bar,
                 on_loaded=_on_loaded(paths, isolation, bar),
+                replays=sink,
             )
             bar.close()
             target = _result_paths(out, paths[0], task_id, several, len(paths))
@@ -914,12 +933,34 @@ def evaluate(
                 from aht_bench.evaluation.plots import plot_result
 
                 plot_result(record, target.with_suffix(".png"))
+            if sink is not None:
+                folder = _save_replays(sink, record, target)
         click.echo("\n".join(rec.result_lines(record)))
         plot = "" if no_plot else f" and {target.with_suffix('.png')}"
         click.echo(
             f"wrote {target}{plot} (payload sha256 {record['payload_sha256'][:16]}..., "
             f"{record['meta']['wall_seconds']:.0f}s)"
         )
+        if folder is not None:
+            click.echo(f"replays and their viewer pages (open MEMBER.html): {folder}/")
+
+
+def _save_replays(sink: Any, record: dict[str, Any], target: Path) -> Path:
+    """The replays `sink` collected while `record` was evaluated, checked by replaying them,
+    as <target stem>-replays/MEMBER.json and a viewer page MEMBER.html per member."""
+    from aht_bench.evaluation.replay import write_replays
+    from aht_bench.evaluation.viewer import write_viewer
+
+    folder = target.with_name(f"{target.stem}-replays")
+    folder.mkdir(parents=True, exist_ok=True)
+    by_member: dict[str, list[dict[str, Any]]] = {}
+    for replay in sink.replays(record):
+        by_member.setdefault(replay["member"], []).append(replay)
+    for member, items in by_member.items():
+        write_replays(folder / f"{member}.json", items)
+        title = f"{items[0]['agent']} with {member} on {items[0]['task_id']}"
+        write_viewer(folder / f"{member}.html", items, title)
+    return folder
 
 
 def _evaluate_options(

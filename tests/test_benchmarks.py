@@ -69,3 +69,30 @@ def test_gym_vector_script_writes_a_row_with_its_ratio(tmp_path, capsys):
     (row,) = json.loads(out.read_text())["rows"]
     assert row["task"] == "lbf-v1" and row["teammate"] == "lexi" and row["ratio"] > 0
     assert "lbf-v1" in capsys.readouterr().out
+
+
+def test_test_time_split_separates_common_from_added_tests(tmp_path, capsys):
+    spec = importlib.util.spec_from_file_location(
+        "test_time_split", SCRIPT.with_name("test_time_split.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    before, after = tmp_path / "before.log", tmp_path / "after.log"
+    table = "============================ slowest durations =============================\n"
+    before.write_text(
+        table + "2.00s call     tests/a.py::test_x\n1.00s setup    tests/a.py::test_x\n"
+        "4.00s call     tests/b.py::test_gone\n"
+        "============ 2 passed, 1 deselected in 10.00s ============\n"
+    )
+    after.write_text(
+        table + "1.50s call     tests/a.py::test_x\n0.50s setup    tests/a.py::test_x\n"
+        "5.00s call     tests/c.py::test_new\n"
+        "============ 2 passed in 9.00s ============\n"
+    )
+    assert module.main([str(before), str(after)]) == 0
+    out = capsys.readouterr().out
+    assert "in both:       before      3.0s  after      2.0s  ratio 0.667" in out
+    assert "only before:      1 tests      4.0s" in out
+    assert "only after:       1 tests      5.0s" in out
+    assert "before: wall 10.0s, per-test sum 7.0s, untimed rest 3.0s" in out
+    assert "5.0s  tests/c.py" in out

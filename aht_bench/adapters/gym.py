@@ -323,12 +323,19 @@ class EgoEnv(TaskShell, gymnasium.Env):
         self._state: EnvState | None = None
         self._obs: np.ndarray | None = None  # (num_agents, obs_dim) float32: current obs
         self._done = True
+        self.jax_seed: int | None = None
+        """The seed the current episode's compiled task was reset with (its JAX key's
+        source): with `last_actions`, what replays an episode exactly
+        (`aht_bench.evaluation.replay`)."""
+        self.last_actions: np.ndarray | None = None
+        """int32 (num_agents,): the joint action of the last step (every seat's)."""
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         jax_seed = np.uint32(self.np_random.integers(2**32))
+        self.jax_seed, self.last_actions = int(jax_seed), None
         self._key, self._state, timestep = self._task.reset(jax_seed)
         self._folded.reset(self.np_random)
         host = to_host(timestep)
@@ -345,6 +352,7 @@ class EgoEnv(TaskShell, gymnasium.Env):
         actions = np.empty(self.task.num_agents, np.int32)
         actions[self.seat] = check_action(action, self.task.num_actions, "action", self.task_id)
         actions[self._teammate_seats] = self._folded.actions(self._obs, self.np_random)
+        self.last_actions = actions.copy()
         self._key, self._state, timestep = self._task.step(self._key, self._state, actions)
         host = to_host(timestep)
         self._obs = host.obs

@@ -54,6 +54,7 @@ from aht_bench.evaluation.record import (
     member_entries,
     seed_member_entries,
 )
+from aht_bench.evaluation.replay import ReplaySink
 from aht_bench.evaluation.sets import EvaluationSet
 from aht_bench.policies.agent_file import (
     POLICY_SUFFIX,
@@ -102,8 +103,10 @@ def _play_jax(
     seed: int,
     who: str,
     progress: Progress | None,
+    sink: ReplaySink | None = None,
 ) -> np.ndarray:
-    """(members, seatings, episodes) returns of a JAX policy; out-of-range actions raise."""
+    """(members, seatings, episodes) returns of a JAX policy; out-of-range actions raise.
+    `sink` receives the joint actions of its first episodes (replays)."""
     env = rollout.task_env(eval_set.task_id)
     try:
         rollout.check_policy_traces(policy, params, env.obs_dim)
@@ -123,7 +126,15 @@ def _play_jax(
             label = "compiling and playing" if m == 0 else "playing"
             progress(m, mates.size, f"{label} {mates.names[m]}")
         played = rollout.play(
-            eval_set.task_id, agent, 0, mates, m, eval_set.seatings, num_episodes, seed
+            eval_set.task_id,
+            agent,
+            0,
+            mates,
+            m,
+            eval_set.seatings,
+            num_episodes,
+            seed,
+            record=sink is not None,
         )
         bad = np.argwhere(played.bad_action >= 0)
         if bad.size:
@@ -135,6 +146,11 @@ def _play_jax(
                 "int action in range, e.g. jax.random.categorical(key, logits)"
             )
         out[m] = played.returns
+        if sink is not None and played.actions is not None:
+            for s in range(len(eval_set.seatings)):
+                for e in range(min(sink.episodes, num_episodes)):
+                    start = {"runner": "jax", "seed": seed, "seating_index": s}
+                    sink.add(m, s, e, start, played.actions[s, e], played.returns[s, e])
     if progress is not None:
         progress(mates.size, mates.size, "done")
     return out
@@ -309,19 +325,22 @@ def evaluate_agent_file(
     reps: int = scores.DEFAULT_REPS,
     progress: Progress | None = None,
     on_loaded: Callable[[str, str], None] | None = None,
+    replays: ReplaySink | None = None,
 ) -> dict[str, Any]:
     """The result record of the agent file `path` against `eval_set`; see the module docstring.
 
     `limits` are `IsolatedAgent` keyword arguments (load/step/total/boot timeouts,
     echo_output, memory_limit) used unless `isolation` is "in-process". `on_loaded(kind,
-    runner)` is called once the agent is loaded (before the episodes).
+    runner)` is called once the agent is loaded (before the episodes). `replays` collects the
+    joint actions of its first episodes (`ReplaySink.replays(record)` makes the replays); the
+    record is the same with or without it.
     """
     start = time.perf_counter()
     _check_isolation(isolation, isolate)
     p = check_agent_path(path)
     sha = file_sha256(p)
     returns, agent_info = _play_agent_file(
-        p, eval_set, num_episodes, seed, isolate, isolation, limits, progress, on_loaded
+        p, eval_set, num_episodes, seed, isolate, isolation, limits, progress, on_loaded, replays
     )
     agent = {"file": p.name, "sha256": sha} | agent_info
     return build_record(
@@ -373,9 +392,11 @@ def evaluate_agent_files(
     reps: int = scores.DEFAULT_REPS,
     progress: Progress | None = None,
     on_loaded: Callable[[int, str, str], None] | None = None,
+    replays: ReplaySink | None = None,
 ) -> dict[str, Any]:
     """The result record of the agent files `paths`, the independently trained seeds of one
-    agent, in seed order; with one path, exactly `evaluate_agent_file`'s record.
+    agent, in seed order; with one path, exactly `evaluate_agent_file`'s record (`replays`:
+    one path only, see there).
 
     Every file plays the protocol one file would (`num_episodes`, `seed`, the set's seatings);
     the (seeds, members) score matrix gives the CIs (the multi-seed form of `record`).
@@ -384,6 +405,8 @@ def evaluate_agent_files(
     files that would run on different runners (checked as each loads, before it plays).
     """
     files = [check_agent_path(p) for p in paths]
+    if replays is not None and len(files) > 1:
+        raise ValueError("replays are saved for one agent file, not for several seeds")
     if len(files) == 1:
         single = None if on_loaded is None else (lambda k, r: on_loaded(0, k, r))
         return evaluate_agent_file(
@@ -397,6 +420,7 @@ def evaluate_agent_files(
             reps=reps,
             progress=progress,
             on_loaded=single,
+            replays=replays,
         )
     start = time.perf_counter()
     _check_isolation(isolation, isolate)
@@ -477,6 +501,7 @@ def _play_agent_file(
     limits: dict[str, Any] | None,
     progress: Progress | None,
     on_loaded: Callable[[str, str], None] | None,
+    sink: ReplaySink | None = None,
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """(returns (members, seatings, episodes), {"kind", "runner", "isolation"}) of the agent
     file `p`; see the module docstring."""
@@ -499,7 +524,7 @@ def _play_agent_file(
             if on_loaded is not None:
                 on_loaded(loaded.kind, "jax")
             policy, params = loaded.jax
-            returns = _play_jax(policy, params, eval_set, num_episodes, seed, who, progress)
+            returns = _play_jax(policy, params, eval_set, num_episodes, seed, who, progress, sink)
             return returns, {"kind": loaded.kind, "runner": "jax", "isolation": where}
         if on_loaded is not None:
             on_loaded(loaded.kind, "python")
@@ -510,7 +535,12 @@ def _play_agent_file(
             return load_agent_file(p, task_id, seat, seed=seed, spec=spec(seat))
 
         returns = play_python(
-            make_in_process, eval_set, num_episodes, seed, _steps_progress(progress, total_steps)
+            make_in_process,
+            eval_set,
+            num_episodes,
+            seed,
+            _steps_progress(progress, total_steps),
+            sink,
         )
         return returns, {"kind": loaded.kind, "runner": "python", "isolation": where}
 
@@ -528,7 +558,7 @@ def _play_agent_file(
             first.close()
         if on_loaded is not None:
             on_loaded(kind, "jax")
-        returns = _play_jax(policy, params, eval_set, num_episodes, seed, who, progress)
+        returns = _play_jax(policy, params, eval_set, num_episodes, seed, who, progress, sink)
         return returns, {"kind": kind, "runner": "jax", "isolation": isolation}
     if on_loaded is not None:
         on_loaded(kind, "python-isolated")
@@ -541,7 +571,12 @@ def _play_agent_file(
 
     try:
         returns = play_python(
-            make_isolated, eval_set, num_episodes, seed, _steps_progress(progress, total_steps)
+            make_isolated,
+            eval_set,
+            num_episodes,
+            seed,
+            _steps_progress(progress, total_steps),
+            sink,
         )
     finally:
         first.close()

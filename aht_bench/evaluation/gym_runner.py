@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from aht_bench.evaluation.replay import ReplaySink
 from aht_bench.evaluation.sets import EvaluationSet
 
 Progress = Callable[[int, str], None]  # (steps done since the last call, label)
@@ -48,8 +49,10 @@ def play_python(
     num_episodes: int,
     seed: int,
     progress: Progress | None = None,
+    sink: ReplaySink | None = None,
 ) -> np.ndarray:
-    """The agent's base return per (member, seating, episode), float64; see the module doc."""
+    """The agent's base return per (member, seating, episode), float64; see the module doc.
+    `sink` (a `replay.ReplaySink`) receives the joint actions of its first episodes."""
     from aht_bench.adapters.gym import EgoEnv
 
     if any(len(seating) != 1 for seating in eval_set.seatings):
@@ -71,7 +74,13 @@ def play_python(
                     seat=seat,
                 )
                 for e in range(num_episodes):
-                    returns[m, s, e], steps = _episode(env, agent, episode_seed(seed, e))
+                    keep = sink is not None and e < sink.episodes
+                    returns[m, s, e], steps, actions = _episode(
+                        env, agent, episode_seed(seed, e), keep
+                    )
+                    if sink is not None and keep:
+                        start = {"runner": "host", "jax_seed": env.jax_seed}
+                        sink.add(m, s, e, start, actions, returns[m, s, e])
                     if progress is not None:
                         progress(steps, f"{mates.names[m]}, seat {seat}")
         finally:
@@ -81,16 +90,21 @@ def play_python(
     return returns
 
 
-def _episode(env: Any, agent: Any, seed: int) -> tuple[float, int]:
-    """(the ego's base return, steps) of one episode of `env` with `agent`."""
+def _episode(
+    env: Any, agent: Any, seed: int, keep: bool = False
+) -> tuple[float, int, np.ndarray | None]:
+    """(the ego's base return, steps, with `keep` the joint actions (steps, num_agents)) of
+    one episode of `env` with `agent`."""
     obs, info = env.reset(seed=seed)
     agent.reset()
-    steps, done = 0, False
+    steps, done, actions = 0, False, []
     while not done:
         obs, _, terminated, truncated, info = env.step(agent.act(obs))
         steps += 1
         done = terminated or truncated
-    return float(info["episode_return"]), steps
+        if keep:
+            actions.append(env.last_actions)
+    return float(info["episode_return"]), steps, np.asarray(actions) if keep else None
 
 
 def play_agent_file(

@@ -42,6 +42,29 @@ class PlayOutput(NamedTuple):
     bad_action: (
         np.ndarray
     )  # int32 (num_seatings, num_episodes): first out-of-range agent action, -1 if none
+    actions: np.ndarray | None = None
+    """With `record`: int32 (num_seatings, num_episodes, horizon, num_agents), the joint action
+    the env was stepped with at every step (steps after the end: what was computed, unused)."""
+
+
+def episode_keys(
+    key: jax.Array, episode: jax.Array, seating: jax.Array
+) -> tuple[jax.Array, jax.Array]:
+    """(reset key, play key) of episode `episode` in seating (index) `seating`: the reset key is
+    common to every seating, member and agent (common random numbers)."""
+    episode_key = jax.random.fold_in(key, episode)
+    return jax.random.fold_in(episode_key, 0), jax.random.fold_in(episode_key, 1 + seating)
+
+
+def _split_step(step_key: jax.Array) -> jax.Array:
+    """A step's (agent side's, member side's, env's) keys."""
+    return jax.random.split(step_key, 3)
+
+
+def env_step_keys(play_key: jax.Array, horizon: int) -> jax.Array:
+    """(horizon,) the env's key at every step of an episode played with `play_key`: what a
+    replay steps the env with (`aht_bench.evaluation.replay`)."""
+    return jax.vmap(lambda k: _split_step(k)[2])(jax.random.split(play_key, horizon))
 
 
 class _Identity:
@@ -102,15 +125,17 @@ def _episode(
     mate_seats: jax.Array,
     reset_key: jax.Array,
     play_key: jax.Array,
-) -> tuple[jax.Array, jax.Array]:
-    """One episode: (agent's base return float32 (), first bad agent action int32 () or -1)."""
+    record: bool = False,
+) -> tuple[jax.Array, jax.Array, jax.Array | None]:
+    """One episode: (agent's base return float32 (), first bad agent action int32 () or -1,
+    with `record` the joint actions int32 (horizon, num_agents), else None)."""
     state, timestep = env.reset(reset_key)
     agent_carry = agent.init_carry((agent_seats.shape[0],))
     mate_carry = mates.init_carry((mate_seats.shape[0],))
 
     def _env_step(carry, step_key):
         state, timestep, agent_carry, mate_carry, done, ret, bad = carry
-        key_agent, key_mate, key_env = jax.random.split(step_key, 3)
+        key_agent, key_mate, key_env = _split_step(step_key)
         agent_action, agent_carry = _act_seats(
             agent, agent_index, agent_carry, timestep.obs[agent_seats], key_agent
         )
@@ -129,7 +154,9 @@ def _episode(
         timestep = jax.tree.map(lambda old, new: jnp.where(done, old, new), timestep, next_timestep)
         ret = jnp.where(done, ret, next_timestep.episode_return[agent_seats[0]])
         done = done | next_timestep.done
-        return (state, timestep, agent_carry, mate_carry, done, ret, bad), None
+        return (state, timestep, agent_carry, mate_carry, done, ret, bad), (
+            actions if record else None
+        )
 
     init = (
         state,
@@ -140,11 +167,11 @@ def _episode(
         jnp.zeros((), jnp.float32),
         jnp.full((), -1, jnp.int32),
     )
-    final, _ = jax.lax.scan(_env_step, init, jax.random.split(play_key, env.horizon))
-    return final[5], final[6]
+    final, actions = jax.lax.scan(_env_step, init, jax.random.split(play_key, env.horizon))
+    return final[5], final[6], actions
 
 
-@functools.partial(jax.jit, static_argnames=("env", "num_episodes"))
+@functools.partial(jax.jit, static_argnames=("env", "num_episodes", "record"))
 def _play(
     env: Environment,
     agent: TeammateSet,
@@ -155,13 +182,12 @@ def _play(
     mate_table: jax.Array,
     key: jax.Array,
     num_episodes: int,
-) -> tuple[jax.Array, jax.Array]:
+    record: bool = False,
+) -> tuple[jax.Array, jax.Array, jax.Array | None]:
     num_seatings = agent_table.shape[0]
 
     def one(seating: jax.Array, episode: jax.Array):
-        episode_key = jax.random.fold_in(key, episode)
-        reset_key = jax.random.fold_in(episode_key, 0)
-        play_key = jax.random.fold_in(episode_key, 1 + seating)
+        reset_key, play_key = episode_keys(key, episode, seating)
         return _episode(
             env,
             agent,
@@ -172,13 +198,16 @@ def _play(
             mate_table[seating],
             reset_key,
             play_key,
+            record,
         )
 
     seatings = jnp.repeat(jnp.arange(num_seatings), num_episodes)
     episodes = jnp.tile(jnp.arange(num_episodes), num_seatings)
-    returns, bad = jax.vmap(one)(seatings, episodes)
+    returns, bad, actions = jax.vmap(one)(seatings, episodes)
     shape = (num_seatings, num_episodes)
-    return returns.reshape(shape), bad.reshape(shape)
+    if actions is not None:
+        actions = actions.reshape(shape + actions.shape[1:])
+    return returns.reshape(shape), bad.reshape(shape), actions
 
 
 def task_env(task_id: str) -> Environment:
@@ -199,12 +228,15 @@ def play(
     seatings: tuple[tuple[int, ...], ...],
     num_episodes: int,
     seed: int,
+    record: bool = False,
 ) -> PlayOutput:
     """Member `agent_index` of `agent` in the seats of each seating, member `mate_index` of
-    `mates` in the others, `num_episodes` episodes per seating; see the module docstring."""
+    `mates` in the others, `num_episodes` episodes per seating; see the module docstring.
+    `record`: also return every joint action (`PlayOutput.actions`), for replays; the returns
+    are the same either way (tested)."""
     env = task_env(task_id)
     agent_table, mate_table = seat_tables(seatings, env.num_agents)
-    returns, bad = _play(
+    returns, bad, actions = _play(
         env,
         agent,
         jnp.asarray(agent_index, jnp.int32),
@@ -214,8 +246,10 @@ def play(
         jnp.asarray(mate_table),
         jax.random.PRNGKey(seed),
         num_episodes,
+        record,
     )
-    return PlayOutput(np.asarray(returns), np.asarray(bad))
+    recorded = None if actions is None else np.asarray(actions)
+    return PlayOutput(np.asarray(returns), np.asarray(bad), recorded)
 
 
 def check_policy_traces(policy: Any, params: Any, obs_dim: int, batch: int = 2) -> None:

@@ -1,0 +1,145 @@
+"""Replays (`aht-bench evaluate --replays N`): enough to replay an evaluated episode exactly, on
+both runners, without changing the record; and the viewer page, driven in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from aht_bench.cli import main
+from aht_bench.evaluation import load_set
+from aht_bench.evaluation.evaluate import evaluate_agent_file
+from aht_bench.evaluation.replay import ReplayError, ReplaySink, read_replays, replay
+
+ROOT = Path(__file__).parents[2]
+POLICY = ROOT / "agents" / "rotate" / "lbf" / "seed0-ego.safetensors"  # the jitted runner
+SCRIPTED = ROOT / "agents" / "examples" / "scripted_agent.py"  # step by step
+
+
+@pytest.fixture(scope="module")
+def lbf():
+    return load_set("lbf", "v2")
+
+
+def _evaluated(path: Path, eval_set, episodes: int, kept: int) -> tuple[dict, dict, list]:
+    """(record without replays, record with, its replays) of `path`, in this process."""
+    plain = evaluate_agent_file(path, eval_set, num_episodes=episodes, isolation="in-process",
+                                reps=100)  # fmt: skip
+    sink = ReplaySink(kept)
+    record = evaluate_agent_file(
+        path, eval_set, num_episodes=episodes, isolation="in-process", reps=100, replays=sink
+    )
+    return plain, record, sink.replays(record)
+
+
+@pytest.fixture(scope="module")
+def jitted(lbf):
+    """The bundled ROTATE ego on LBF (the jitted runner): 2 episodes, both kept."""
+    return _evaluated(POLICY, lbf, 2, 2)
+
+
+def _recorded(record: dict, replayed: dict) -> float:
+    """The return the record holds for the replay's member, seating and episode."""
+    member = next(m for m in record["payload"]["members"] if m["name"] == replayed["member"])
+    return member["returns"][",".join(str(s) for s in replayed["seating"])][replayed["episode"]]
+
+
+@pytest.mark.parametrize("runner", ["jax", "host"])
+def test_replays_reproduce_the_evaluated_episodes_and_leave_the_record_unchanged(
+    lbf, jitted, runner
+):
+    # the step-by-step runner: the scripted example agent, 1 episode per member and seating
+    plain, record, replays = jitted if runner == "jax" else _evaluated(SCRIPTED, lbf, 1, 1)
+    assert record["payload_sha256"] == plain["payload_sha256"]
+    kept = 2 if runner == "jax" else 1
+    assert len(replays) == len(lbf.names) * len(lbf.seatings) * kept
+    assert {r["start"]["runner"] for r in replays} == {runner}
+    assert {r["episode"] for r in replays} == set(range(kept))
+    for r in replays:
+        played = replay(r)
+        assert float(played.returns[-1]) == _recorded(record, r)
+        assert len(played.states) == len(r["actions"]) + 1 <= 101
+        assert np.isclose(played.rewards.sum(), played.returns[-1], atol=1e-5)
+    # some episode earned something, so the check above is not only of zeros
+    assert any(r["return"] > 0 for r in replays)
+
+
+def test_a_replay_that_does_not_reproduce_its_episode_is_refused(jitted):
+    good = max(jitted[2], key=lambda r: r["return"])
+    assert good["return"] > 0
+    with pytest.raises(ReplayError, match="not the recorded"):
+        replay({**good, "return": good["return"] + 1.0})
+    with pytest.raises(ReplayError, match="does not end at its last action"):
+        replay({**good, "actions": good["actions"][:-1]})
+    with pytest.raises(ReplayError, match="unknown start runner"):
+        replay({**good, "start": {"runner": "gpu"}})
+    # the same actions from another evaluation seed's start do not reproduce the episode
+    with pytest.raises(ReplayError):
+        replay({**good, "start": {**good["start"], "seed": 1}})
+
+
+def test_evaluate_writes_replays_and_a_viewer_per_member(tmp_path):
+    out = tmp_path / "rot.json"
+    args = ["evaluate", str(POLICY), "--task", "lbf", "--episodes", "1", "--replays", "1"]
+    result = CliRunner().invoke(
+        main, [*args, "--out", str(out), "--reps", "100", "--no-plot", "--no-progress"]
+    )
+    assert result.exit_code == 0, result.output
+    folder = tmp_path / "rot-replays"
+    record = json.loads(out.read_text())
+    names = [m["name"] for m in record["payload"]["members"]]
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [f"{n}.json" for n in names] + [f"{n}.html" for n in names]
+    )
+    items = read_replays(folder / f"{names[0]}.json")
+    assert [(r["seating"], r["episode"]) for r in items] == [([0], 0), ([1], 0)]
+    assert all(_recorded(record, r) == r["return"] for r in items)
+    several = CliRunner().invoke(main, ["evaluate", str(POLICY), str(POLICY.with_name(
+        "seed1-ego.safetensors")), "--task", "lbf", "--replays", "1"])  # fmt: skip
+    assert several.exit_code == 2 and "one agent file" in several.output
+
+
+CHROMIUM = shutil.which("chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
+        "--disable-component-update", "--disable-sync", "--disable-quic"]  # fmt: skip
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium: make browser (apt: chromium)")
+def test_the_viewer_replays_an_episode_to_the_records_score_in_headless_chromium(jitted, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    from aht_bench.evaluation.viewer import write_viewer
+
+    _, record, kept = jitted
+    replays = sorted(kept, key=lambda r: -r["return"])[:2]
+    page_file = write_viewer(tmp_path / "viewer.html", replays)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        try:
+            page = browser.new_page()
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(page_file.as_uri())
+            for i, r in enumerate(replays):
+                page.select_option("#episode", str(i))
+                steps = len(r["actions"])
+                assert page.text_content("#step") == f"0 / {steps}"
+                page.click("#next")
+                assert page.text_content("#step") == f"1 / {steps}"
+                page.select_option("#speed", "120")
+                page.click("#play")  # plays to the end and stops there
+                page.wait_for_function(
+                    f"document.getElementById('step').textContent === '{steps} / {steps}'",
+                    timeout=20_000,
+                )
+                shown = float(page.get_attribute("#score", "data-value") or "nan")
+                assert shown == pytest.approx(_recorded(record, r), abs=0)
+                assert page.text_content("#play") == "Play"
+            assert not errors
+        finally:
+            browser.close()
