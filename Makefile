@@ -32,9 +32,10 @@ $(STAMP): pyproject.toml requirements.lock
 	touch $(STAMP)
 
 # The tests also cover the Stable-Baselines3 example (the sb3 extra: SB3 + a pinned CPU torch)
-# and the Ray backend of `aht-bench sweep` (the ray extra). `make demo` needs neither.
+# the Ray backend of `aht-bench sweep` (the ray extra) and the play server (the play extra).
+# `make demo` needs none of them.
 $(SB3_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[dev,sb3,ray]'
+	$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[dev,sb3,ray,play]'
 	touch $(SB3_STAMP)
 
 install: $(STAMP) sandbox

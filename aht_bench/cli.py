@@ -1479,6 +1479,15 @@ def _register_leaderboard() -> None:
 _register_leaderboard()
 
 
+def _register_play() -> None:
+    from aht_bench.play.cli import play
+
+    main.add_command(play)
+
+
+_register_play()
+
+
 def _register_sweep() -> None:
     from aht_bench.sweeps.cli import sweep
 

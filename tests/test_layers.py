@@ -24,6 +24,7 @@ LAYERS = (
     "leaderboard",
     "experiments",
     "sweeps",
+    "play",
     "cli",
 )
 """Bottom to top. `aht_bench` itself (`__version__`) is below all of them."""
