@@ -21,8 +21,7 @@ from pathlib import Path
 
 import aiohttp
 
-from aht_bench.play import PlayConfig
-from aht_bench.play.server import serving
+from aht_bench.play.server import PlayConfig, serving
 
 
 async def _player(url: str, seed: int) -> dict:

@@ -10,10 +10,9 @@ with its score and, for a heldout member, its BRProx against the member's bounds
 `--record DIR` (opt-in) each finished episode is saved as a replay (`aht_bench.evaluation.
 replay`: the joint actions and the seed, enough to replay it exactly) in DIR.
 
+The server lives in `aht_bench.play.server` (`PlayConfig`, `make_app`, `serving`); it is not
+imported here, so that `aht-bench` without the play extra (no aiohttp) still loads.
+
 May import aiohttp, numpy, jax, PIL, the standard library and aht_bench (envs, adapters,
 evaluation, files).
 """
-
-from aht_bench.play.server import PlayConfig, PlayError, check_choice, make_app
-
-__all__ = ["PlayConfig", "PlayError", "check_choice", "make_app"]

@@ -21,6 +21,7 @@ td{padding:2px 8px}
 <tr><td>step</td><td id="step"></td></tr>
 <tr><td>return</td><td id="score"></td></tr>
 <tr><td>BRProx</td><td id="brprox"></td></tr></table>
+<p id="again" hidden><a href="">Play again</a></p>
 <p>Arrow keys move; space interacts (Overcooked) or loads (LBF). The teammate plays on its own.</p>
 <script>
 const $ = (id) => document.getElementById(id);
@@ -52,6 +53,7 @@ ws.onmessage = (event) => {
     $("status").textContent = "episode over: return " + $("score").textContent +
       (m.saved ? " (saved as " + m.saved + ")" : "");
     $("status").dataset.state = "over"; $("status").dataset.saved = m.saved || "";
+    $("again").hidden = false;
   }
   if (m.frame) img.src = m.frame;
 };

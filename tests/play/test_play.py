@@ -14,8 +14,7 @@ import pytest
 aiohttp = pytest.importorskip("aiohttp", reason="the play extra: pip install 'aht-bench[play]'")
 
 from aht_bench.evaluation.replay import read_replays, replay  # noqa: E402
-from aht_bench.play import PlayConfig  # noqa: E402
-from aht_bench.play.server import serving  # noqa: E402
+from aht_bench.play.server import PlayConfig, serving  # noqa: E402
 
 CHROMIUM = shutil.which("chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
