@@ -9,6 +9,8 @@
 - `evaluate`: `evaluate_agent_file`, `evaluate_agent_files` (the training seeds of one agent:
   CIs over seeds), `evaluate_policy`, `cross_play`; `record`: result records (JSON with a
   payload hash); `compare`: tables and plots of several records; `plots`: PNGs.
+- `replay`: exact replays of evaluated episodes (`evaluate --replays`, the play page's saved
+  episodes); `viewer`: a self-contained HTML page that plays them.
 Building teammate sets (the development sets too, `aht_bench.heldout.devset`) trains agents
 and lives in `aht_bench.heldout`; evaluation only loads and plays them.
 
