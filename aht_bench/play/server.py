@@ -166,22 +166,27 @@ class _Episode:
         return made
 
 
-def _choice_of(request: web.Request, config: PlayConfig) -> Choice:
-    query = request.query
+def _choice_of(request: web.Request) -> tuple[Choice, int]:
+    """The checked choice and seed of a request's query (the config's where not given)."""
+    config, query = request.app[CONFIG], request.query
     try:
         seat = int(query.get("seat", config.seat))
+        seed = int(query.get("seed", secrets.randbits(31)))
     except ValueError:
-        raise PlayError(f"seat {query.get('seat')!r}: use 0 or 1") from None
+        raise PlayError("seat (0 or 1) and seed must be whole numbers") from None
     task, teammate = query.get("task", config.task), query.get("teammate", config.teammate)
-    return check_choice(task, teammate, seat)
+    return check_choice(task, teammate, seat), seed
+
+
+def _refused(e: PlayError) -> web.Response:
+    return web.Response(status=400, text=f"error: {e}\n")
 
 
 async def _page(request: web.Request) -> web.Response:
-    config: PlayConfig = request.app[CONFIG]
     try:
-        choice = _choice_of(request, config)
+        choice, _ = _choice_of(request)
     except PlayError as e:
-        return web.Response(status=400, text=f"error: {e}\n")
+        return _refused(e)
     page = PAGE.replace("__TITLE__", f"{choice.task_id} with {choice.teammate}")
     return web.Response(text=page, content_type="text/html")
 
@@ -200,13 +205,9 @@ def _save(config: PlayConfig, replay: dict[str, Any]) -> str | None:
 async def _socket(request: web.Request) -> web.StreamResponse:
     config: PlayConfig = request.app[CONFIG]
     try:
-        choice = _choice_of(request, config)
+        choice, seed = _choice_of(request)
     except PlayError as e:
-        return web.Response(status=400, text=f"error: {e}\n")
-    try:
-        seed = int(request.query.get("seed", secrets.randbits(31)))
-    except ValueError:
-        return web.Response(status=400, text="error: seed must be a whole number\n")
+        return _refused(e)
     players: set[Any] = request.app[PLAYERS]
     if len(players) >= config.max_players:
         return web.Response(status=503, text=f"error: {config.max_players} players already\n")

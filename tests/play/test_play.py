@@ -37,6 +37,8 @@ def test_bad_task_teammate_or_seat_names_are_refused_with_the_fix():
         assert status == 400 and "two-player grid tasks" in text
         status, text = asyncio.run(get("/?seat=3"))
         assert status == 400 and "seat 3" in text
+        status, text = asyncio.run(get("/ws?seed=abc"))
+        assert status == 400 and "seed must be whole numbers" in text
         status, text = asyncio.run(get("/"))
         assert status == 200 and "lbf-v1 with random" in text
 
