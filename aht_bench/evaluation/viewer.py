@@ -30,11 +30,15 @@ from PIL import Image
 from aht_bench.evaluation.replay import replay
 
 
-def _png(frame: np.ndarray) -> str:
+def png_data_uri(frame: np.ndarray, small: bool = True) -> str:
+    """An RGB frame as a PNG data URI: `small` a 64-colour palette, optimised (pages that are
+    kept: the viewer), else RGB at the fastest compression (frames sent once: the play page)."""
     buffer = io.BytesIO()
-    Image.fromarray(np.asarray(frame, np.uint8)).quantize(colors=64).save(
-        buffer, format="PNG", optimize=True
-    )
+    image = Image.fromarray(np.asarray(frame, np.uint8))
+    if small:
+        image.quantize(colors=64).save(buffer, format="PNG", optimize=True)
+    else:
+        image.save(buffer, format="PNG", compress_level=1)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
 
 
@@ -45,19 +49,13 @@ def episode_view(record: dict[str, Any]) -> dict[str, Any]:
 
     env = task_env(record["task_id"])
     played = replay(record)
-    frames: list[str] = []
-    for state in played.states:
-        png = _png(render_frame(env, state))
-        frames.append(png)
+    frames = [png_data_uri(render_frame(env, state)) for state in played.states]
     names = list(getattr(env, "action_names", ())) or [str(a) for a in range(env.num_actions)]
     return {
         "title": (
             f"{record['agent']} with {record['member']} on {record['task_id']}: agent in "
             f"seat {','.join(str(s) for s in record['seating'])}, episode {record['episode']}"
         ),
-        "member": record["member"],
-        "seating": record["seating"],
-        "episode": record["episode"],
         "agent_seats": record["seating"],
         "actions": [[names[a] for a in step] for step in record["actions"]],
         "rewards": [float(r) for r in played.rewards],
@@ -196,4 +194,4 @@ def write_viewer(
     return path
 
 
-__all__ = ["episode_view", "viewer_html", "write_viewer"]
+__all__ = ["episode_view", "png_data_uri", "viewer_html", "write_viewer"]

@@ -11,18 +11,16 @@ is played; none: the task's no-op); the server sends {"type": "start", ...}, the
 {"type": "step", "t", "return", "frame"} per tick, then {"type": "end", "return", "brprox",
 "saved"}. Frames are PNG data URIs drawn by the task's renderer.
 
-May import aiohttp, numpy, PIL, the standard library, aht_bench.envs, aht_bench.adapters,
+May import aiohttp, numpy, the standard library, aht_bench.envs, aht_bench.adapters,
 aht_bench.evaluation and aht_bench.play.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import dataclasses
 import functools
-import io
 import json
 import secrets
 import threading
@@ -33,8 +31,8 @@ from typing import Any
 
 import numpy as np
 from aiohttp import WSMsgType, web
-from PIL import Image
 
+from aht_bench.evaluation.viewer import png_data_uri
 from aht_bench.play.page import PAGE
 
 NOOPS = ("stay", "noop")
@@ -109,12 +107,6 @@ def check_choice(task: str, teammate: str, seat: int) -> Choice:
     return Choice(task_id, teammate, seat, policy, params, bounds, set_block)
 
 
-def _png(frame: np.ndarray) -> str:
-    buffer = io.BytesIO()
-    Image.fromarray(np.asarray(frame, np.uint8)).save(buffer, format="PNG", compress_level=1)
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
-
-
 class _Episode:
     """One player's episode: the shell, the actions played, the return so far."""
 
@@ -137,7 +129,7 @@ class _Episode:
 
     def reset(self) -> str:
         self.env.reset(seed=self.seed)
-        return _png(self.env.render())  # type: ignore[arg-type]
+        return png_data_uri(self.env.render(), small=False)  # type: ignore[arg-type]
 
     def step(self, action: int) -> str:
         _, _, terminated, truncated, info = self.env.step(action)
@@ -145,7 +137,7 @@ class _Episode:
         self.actions.append([int(a) for a in self.env.last_actions])
         self.episode_return = float(info["episode_return"])
         self.t, self.done = self.t + 1, bool(terminated or truncated)
-        return _png(self.env.render())  # type: ignore[arg-type]
+        return png_data_uri(self.env.render(), small=False)  # type: ignore[arg-type]
 
     def replay(self) -> dict[str, Any]:
         """The finished episode as a replay (`aht_bench.evaluation.replay`)."""

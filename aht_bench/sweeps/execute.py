@@ -57,9 +57,13 @@ def log_file(root: Path, run: SweepRun) -> Path:
     return root / "logs" / f"{run.name.replace('/', '-')}.log"
 
 
+EGO_FILE = "policies/final/seed0-ego.safetensors"
+"""A run folder's trained ego (written when its last iteration is done)."""
+
+
 def ego_file(root: Path, run: SweepRun) -> Path:
     """The run's trained ego (written when its last iteration is done)."""
-    return run_folder(root, run) / "policies" / "final" / "seed0-ego.safetensors"
+    return run_folder(root, run) / EGO_FILE
 
 
 def state_of(root: Path, run: SweepRun) -> str:
@@ -244,6 +248,7 @@ def check_failures(failures: list[str], runs: int) -> None:
 
 
 __all__ = [
+    "EGO_FILE",
     "RECORD",
     "STATES",
     "SweepError",

@@ -37,7 +37,7 @@ import numpy as np
 from aht_bench.evaluation import scores
 from aht_bench.evaluation.record import ResultFileError, read_record, returns_of, score_matrix_of
 from aht_bench.files import atomic_write_bytes
-from aht_bench.sweeps.execute import RECORD, SWEEP_FORMAT, SweepError
+from aht_bench.sweeps.execute import EGO_FILE, RECORD, SWEEP_FORMAT, SweepError
 
 REPORT_FORMAT = "aht-bench-sweep-report"
 
@@ -124,7 +124,7 @@ def _checked_record(folder: Path, run: dict[str, Any]) -> dict[str, Any]:
             f"{path} scores task {payload.get('task_id')!r}, not the run's {run['task_id']!r}: "
             "delete it and run the sweep again to evaluate the run"
         )
-    ego = folder / run["name"] / "policies" / "final" / "seed0-ego.safetensors"
+    ego = folder / run["name"] / EGO_FILE
     sha = payload.get("agent", {}).get("sha256")
     if not ego.is_file() or hashlib.sha256(ego.read_bytes()).hexdigest() != sha:
         raise SweepError(
