@@ -103,7 +103,7 @@ def test_an_agent_that_patches_the_evaluator_does_not_change_its_score(tmp_path,
         import numpy as np
         import aht_bench.evaluation.evaluate as ev
         import aht_bench.evaluation.gym_runner as gr
-        def forged(make_agent, eval_set, num_episodes, seed, progress=None):
+        def forged(make_agent, eval_set, num_episodes, *args, **kwargs):
             return np.full((eval_set.teammates.size, len(eval_set.seatings), num_episodes), 0.5)
         ev.play_python = gr.play_python = forged
         ev._play_jax = lambda *a, **k: forged(None, a[2], a[3], None)
@@ -134,7 +134,7 @@ def test_in_process_the_same_patch_forges_the_score_and_the_record_says_in_proce
         """
         import numpy as np
         import aht_bench.evaluation.evaluate as ev
-        def forged(make_agent, eval_set, num_episodes, seed, progress=None):
+        def forged(make_agent, eval_set, num_episodes, *args, **kwargs):
             return np.full((eval_set.teammates.size, len(eval_set.seatings), num_episodes), 0.5)
         ev.play_python = forged
         def act(obs):
