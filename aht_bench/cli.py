@@ -761,7 +761,8 @@ def _result_paths(
     "--teammates",
     default=None,
     help="Teammate set: a version under heldout/<task>/ (v1, v2: published heldout sets; "
-    "human-proxy-v1, -v2, -v3 on Overcooked; dev: development sets) or a set folder. Default: the "
+    "human-proxy-v1, -v2, -v3 on Overcooked; human-proxy-play-<label>: cloned from played "
+    "episodes; dev: development sets) or a set folder. Default: the "
     "newest published version (vN) of each task.",
 )
 @click.option(
@@ -1231,7 +1232,8 @@ def heldout() -> None:
     help="Set version: v1 (IPPO, BRDiv and heuristic members), v2 (the same on lbf-v1 and "
     "the v2 Overcooked tasks, with Bounds v2), human-proxy-v1 (on the v1 Overcooked tasks), "
     "human-proxy-v2 or human-proxy-v3 (on the v2 ones; v3 counts the example agents at the "
-    "upper end of their CI).",
+    "upper end of their CI), or human-proxy-play-<label> (cloned from episodes people played, "
+    "--episodes).",
 )
 @click.option(
     "--out",
@@ -1248,7 +1250,15 @@ def heldout() -> None:
     "from it.",
 )
 @click.option("--data-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="human-proxy-* only: where the human data is cached.")  # fmt: skip
+              help="human-proxy-vN only: where the human data is cached.")  # fmt: skip
+@click.option(
+    "--episodes",
+    "episodes_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="human-proxy-play-<label> only: the folder of episodes `aht-bench play --record DIR` "
+    "saved (at least 4 on the task).",
+)
 @click.option(
     "--unit",
     default=None,
@@ -1263,6 +1273,7 @@ def heldout_build(
     out: Path | None,
     work: Path | None,
     data_dir: Path | None,
+    episodes_dir: Path | None,
     unit: str | None,
     list_units: bool,
 ) -> None:
@@ -1284,7 +1295,16 @@ def heldout_build(
             assert unit is not None
             hb.train_unit(task_id, version, unit, work=work, log=click.echo)
             return
-        if version.startswith("human-proxy-"):
+        from aht_bench.heldout import played
+
+        if (episodes_dir is not None) != played.is_played_version(version):
+            raise click.UsageError(
+                f"--episodes DIR goes with a --version {played.PREFIX}<label> (a proxy cloned "
+                "from played episodes), and such a version needs it"
+            )
+        if episodes_dir is not None:
+            folder = played.build(task_id, episodes_dir, out, version=version, log=click.echo)
+        elif version.startswith("human-proxy-"):
             from aht_bench.heldout import human
 
             folder = human.build(task_id, out, version=version, data_dir=data_dir, log=click.echo)

@@ -56,6 +56,7 @@ class Replayed:
     states: list[EnvState[Any]]
     rewards: np.ndarray  # float32 (steps,): the agent's base reward of each step
     returns: np.ndarray  # float32 (steps + 1,): the agent's base return after each step
+    obs: np.ndarray  # float32 (steps, num_agents, obs_dim): every seat's obs before each step
 
 
 @dataclasses.dataclass
@@ -190,9 +191,10 @@ def _run(env: Any, state: Any, keys: jax.Array, actions: jax.Array) -> tuple[Any
     return out
 
 
-def _states(record: dict[str, Any]) -> tuple[list[Any], np.ndarray, np.ndarray]:
-    """(states, done (steps + 1,), base return of the agent's first seat (steps + 1,)) of the
-    replay up to the episode's end or its last action."""
+def _states(record: dict[str, Any]) -> tuple[list[Any], np.ndarray, np.ndarray, np.ndarray]:
+    """(states, done (steps + 1,), base return of the agent's first seat (steps + 1,), every
+    seat's observation (steps + 1, num_agents, obs_dim)) of the replay up to the episode's end
+    or its last action."""
     runner = record["start"].get("runner")
     if runner not in ("jax", "host"):
         raise ReplayError(f"unknown start runner {runner!r} (expected 'jax' or 'host')")
@@ -203,6 +205,7 @@ def _states(record: dict[str, Any]) -> tuple[list[Any], np.ndarray, np.ndarray]:
     seat = int(record["seating"][0])
     done = [bool(np.asarray(timestep.done))]
     returns = [np.asarray(timestep.episode_return)[seat]]
+    obs = [np.asarray(timestep.obs)]
     states = [state]
     if len(actions) and not done[0]:
         # padded to the horizon: one compile per task, whatever the episode's length
@@ -212,22 +215,28 @@ def _states(record: dict[str, Any]) -> tuple[list[Any], np.ndarray, np.ndarray]:
         n = len(actions)
         done += [bool(d) for d in np.asarray(steps.done)[:n]]
         returns += list(np.asarray(steps.episode_return)[:n, seat])
+        obs += list(np.asarray(steps.obs)[:n])
         states += [jax.tree.map(lambda x, i=i: x[i], stacked) for i in range(n)]
     end = done.index(True) + 1 if True in done else len(done)
-    return states[:end], np.asarray(done[:end]), np.asarray(returns[:end], np.float32)
+    return (
+        states[:end],
+        np.asarray(done[:end]),
+        np.asarray(returns[:end], np.float32),
+        np.asarray(obs[:end], np.float32),
+    )
 
 
 def trimmed(record: dict[str, Any]) -> dict[str, Any]:
     """`record` with its actions cut where the episode ended (an evaluation records every
     step of the horizon; steps after the end are never played)."""
-    states, _, _ = _states(record)
+    states, _, _, _ = _states(record)
     return {**record, "actions": record["actions"][: len(states) - 1]}
 
 
 def replay(record: dict[str, Any]) -> Replayed:
     """Step the task's environment through the replay `record` from its start; raises
     `ReplayError` unless the episode ends exactly at its last action with its recorded return."""
-    states, done, returns = _states(record)
+    states, done, returns, obs = _states(record)
     where = f"{record['member']}, seats {record['seating']}, episode {record['episode']}"
     if not done[-1] or len(states) - 1 != len(record["actions"]):
         raise ReplayError(
@@ -239,7 +248,7 @@ def replay(record: dict[str, Any]) -> Replayed:
             f"the replay of {where} returns {float(returns[-1])!r}, not the recorded "
             f"{record['return']!r}: it does not reproduce the evaluated episode"
         )
-    return Replayed(states, np.diff(returns), returns)
+    return Replayed(states, np.diff(returns), returns, obs[:-1])
 
 
 def check_replay_file(data: Any, where: str) -> dict[str, Any]:

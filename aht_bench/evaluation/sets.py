@@ -24,8 +24,9 @@ best-response runs), not the published heldout sets; their manifest says so.
 Published sets are pinned in the package (`pins`): a set under heldout/<task_id>/<version>/
 whose version is pinned loads only if its lock's digest is the pinned one and the lock lists
 the manifest's sha256, so a set whose files and lock were rewritten together fails its
-integrity check; a `vN` or `human-proxy-vN` folder that is not pinned (built here and not
-published, or edited) is treated as a development set and is not a default.
+integrity check; a `vN`, `human-proxy-vN` or `human-proxy-play-<label>` folder that is not
+pinned (built here and not published, or edited) is treated as a development set and is not a
+default.
 
 May import numpy, the standard library, aht_bench.files, aht_bench.envs and aht_bench.policies.
 """
@@ -147,7 +148,10 @@ class EvaluationSet:
 
 
 def looks_published(version: str) -> bool:
-    """`vN` or `human-proxy-vN`: the names published heldout sets take."""
+    """`vN`, `human-proxy-vN` or `human-proxy-play-<label>` (cloned from played episodes,
+    `aht_bench.heldout.played`): the names published heldout sets take."""
+    if version.startswith("human-proxy-play-"):
+        return True
     tail = version.removeprefix("human-proxy-")
     return tail[:1] == "v" and tail[1:].isdigit()
 

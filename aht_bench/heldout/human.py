@@ -1036,7 +1036,8 @@ def train_bc(
 
 
 def _transitions(rep: Replay, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Both seats' (obs, action) of the steps where `keep`: (2k, obs_dim) uint8, (2k,)."""
+    """Every cloned seat's (obs, action) of the steps where `keep`: (seats * k, obs_dim),
+    (seats * k,)."""
     obs = rep.obs[keep].reshape(-1, rep.obs.shape[-1])
     return obs, rep.actions[keep].reshape(-1)
 
@@ -1191,16 +1192,20 @@ def _clone(
     trials held out for early stopping), scored on the `other` split."""
     rep = replays[split]
     trials = np.unique(rep.trial)  # the data's trial indices, ascending
-    workers = np.asarray(splits[split]["workers"])  # in the same order
+    # who played each trial, in the same order: the Carroll data's workers, or the file of
+    # each recorded play episode (aht_bench.heldout.played)
+    label = "workers" if "workers" in splits[split] else "episodes"
+    players = np.asarray(splits[split][label])
     rng = np.random.default_rng(net_seed)
     n_val = max(1, int(round(cfg.validation_fraction * len(trials))))
     if n_val >= len(trials):
         raise HumanDataError(f"{split} split has too few trials to hold one out")
     val_trials = np.sort(rng.choice(trials, n_val, replace=False))
     is_val = np.isin(rep.trial, val_trials)
+    seats = rep.actions.shape[1]  # the seats whose actions are cloned (2 here, 1 for play)
     log(
         f"{name}: BC on the {split} split, {len(trials) - n_val} trials "
-        f"({2 * int((~is_val).sum())} transitions), {n_val} held out for early stopping"
+        f"({seats * int((~is_val).sum())} transitions), {n_val} held out for early stopping"
     )
     t0 = time.perf_counter()
     params, record = train_bc(
@@ -1218,7 +1223,7 @@ def _clone(
         "trained_on": f"{split} split",
         "seed": net_seed,
         "validation_trials": [int(t) for t in val_trials],
-        "validation_workers": [int(w) for w in workers[np.searchsorted(trials, val_trials)]],
+        f"validation_{label}": players[np.searchsorted(trials, val_trials)].tolist(),
         "train_seconds": round(time.perf_counter() - t0, 1),
         "held_out": {"split": other} | held_out,
         "validation": validation,
@@ -1289,7 +1294,7 @@ def _proxy_bounds(
     """(the human proxy's bounds, the example agents' build info): its self-play return
     (human-proxy-v1), or Bounds v2, the highest return a partner measured in the build reaches
     with it (raised, where the version says so, until no example agent's upper CI is above 1)."""
-    if proxy_sp["return"] <= 0:
+    if proxy_sp["return"] <= 0 and not proxy.bounds_v2:
         raise HumanDataError(
             f"{task_id}: the human proxy never scores in self-play, so it has no upper bound"
         )
@@ -1308,6 +1313,12 @@ def _proxy_bounds(
         task_id, proxy_only, seatings, proxy_sp["return"], mixed["return"], cfg, log, proxy
     )
     bound = upper_bound(sources)
+    if bound["upper"] <= 0:
+        raise HumanDataError(
+            f"{task_id}: no partner of the build scores with the human proxy (self-play, the "
+            "BC partner, the heuristics, the example agents), so it has no upper bound; "
+            "clone it from more or better episodes"
+        )
     bounds = {
         "lower": 0.0,
         "upper": bound["upper"],
@@ -1332,14 +1343,23 @@ def _proxy_bounds(
     return bounds, example_info
 
 
+def carroll_data(data_layout: str) -> Callable[[str], str]:
+    """What a model's card says it was cloned from, given its record's `trained_on`."""
+    return lambda trained_on: (
+        f"Carroll et al. 2019 human-human trials, {trained_on}, layout {data_layout} "
+        f"(overcooked-ai {OVERCOOKED_AI_VERSION})"
+    )
+
+
 def _save_models(
     task_id: str,
-    data_layout: str,
+    data: Callable[[str], str],
     network: Any,
     trained: dict[str, tuple[Any, dict[str, Any]]],
     work: Path,
 ) -> dict[str, dict[str, str]]:
-    """Save both BC models into `work`; per model its file and sha256."""
+    """Save both BC models into `work`; per model its file and sha256. `data(trained_on)`
+    names the data a model was cloned from (its card's provenance)."""
     from aht_bench.policies.io import save_policy
 
     files = {}
@@ -1347,8 +1367,7 @@ def _save_models(
         rel = f"{name}.safetensors"
         provenance = {
             "algorithm": "behaviour cloning (aht_bench.heldout.human.train_bc)",
-            "data": f"Carroll et al. 2019 human-human trials, {record['trained_on']}, "
-            f"layout {data_layout} (overcooked-ai {OVERCOOKED_AI_VERSION})",
+            "data": data(record["trained_on"]),
             "seed": record["seed"],
             "best_epoch": record["best_epoch"],
         }
@@ -1516,7 +1535,7 @@ def build(
 
     work = sets.staging_folder(folder)
     try:
-        files = _save_models(task_id, data_layout, network, trained, work)
+        files = _save_models(task_id, carroll_data(data_layout), network, trained, work)
 
         status = (
             "PUBLISHED human-proxy set: a behaviour-cloned model of the Carroll et al. (2019) "

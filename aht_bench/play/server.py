@@ -127,17 +127,27 @@ class _Episode:
         self.actions: list[list[int]] = []
         self.episode_return, self.t, self.done = 0.0, 0, False
 
-    def reset(self) -> str:
+    def begin(self) -> None:
         self.env.reset(seed=self.seed)
-        return png_data_uri(self.env.render(), small=False)  # type: ignore[arg-type]
 
-    def step(self, action: int) -> str:
+    def act(self, action: int) -> None:
+        """One tick: the player's `action`, the teammate's, one env step."""
         _, _, terminated, truncated, info = self.env.step(action)
         assert self.env.last_actions is not None
         self.actions.append([int(a) for a in self.env.last_actions])
         self.episode_return = float(info["episode_return"])
         self.t, self.done = self.t + 1, bool(terminated or truncated)
+
+    def frame(self) -> str:
         return png_data_uri(self.env.render(), small=False)  # type: ignore[arg-type]
+
+    def reset(self) -> str:
+        self.begin()
+        return self.frame()
+
+    def step(self, action: int) -> str:
+        self.act(action)
+        return self.frame()
 
     def replay(self) -> dict[str, Any]:
         """The finished episode as a replay (`aht_bench.evaluation.replay`)."""
