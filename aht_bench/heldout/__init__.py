@@ -25,8 +25,9 @@ again). Published sets are immutable: publishing adds files, it never edits one 
 refuses to rewrite a lock) and adds one line to the pins.
 
 `build` (in `aht_bench.heldout.build`) makes a set from its recipe (`aht_bench.heldout.recipes`);
-`aht_bench.heldout.human` builds the human-proxy sets, `aht_bench.heldout.devset` the
-development sets (`heldout/<task>/dev`).
+`aht_bench.heldout.human` builds the human-proxy sets from the Carroll data,
+`aht_bench.heldout.played` from episodes played with `aht-bench play` (`human-proxy-play-*`),
+`aht_bench.heldout.devset` the development sets (`heldout/<task>/dev`).
 
 May import the standard library, numpy and aht_bench.
 """
