@@ -50,10 +50,11 @@ demo: $(STAMP) sandbox
 	$(BIN)/aht-bench evaluate agents/examples/scripted_agent.py --task lbf --episodes 16 --out demo/scripted_agent-lbf.json
 	$(BIN)/aht-bench compare demo/jax_mlp_agent-lbf.json demo/scripted_agent-lbf.json --out demo/compare-lbf.png
 
-# The fast set on every core (pytest-xdist; TEST_WORKERS=0 runs it in one process). A file's
-# tests stay in one worker (--dist loadfile): module fixtures are built once, and the Ray
-# tests never start two local clusters at once.
-TEST_WORKERS ?= auto
+# The fast set on the machine's cores, at most 4 workers (pytest-xdist; each worker holds its
+# own JAX and compile caches; TEST_WORKERS=0 runs it in one process). A file's tests stay in
+# one worker (--dist loadfile): module fixtures are built once, and the Ray tests never start
+# two local clusters at once.
+TEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(min(4, len(os.sched_getaffinity(0))))')
 test: $(SB3_STAMP) sandbox browser
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
