@@ -33,12 +33,13 @@ May import numpy, the standard library, aht_bench.files, aht_bench.envs and aht_
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -343,6 +344,24 @@ def read_manifest(folder: Path) -> tuple[dict[str, Any], str]:
             f"(format {manifest.get('format')!r}, version {manifest.get('format_version')!r})"
         )
     return manifest, digest
+
+
+@contextlib.contextmanager
+def staged(out: Path) -> Iterator[Path]:
+    """Assemble a set in a `staging_folder` next to `out`: when the block ends without an
+    error the folder is renamed to `out` (which must be missing or empty), otherwise removed,
+    so `out` holds a whole set or nothing."""
+    import shutil
+
+    work = staging_folder(out)
+    try:
+        yield work
+        if out.exists():
+            out.rmdir()  # empty: a builder refuses a non-empty `out` before it starts
+        work.rename(out)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
 
 
 def staging_folder(out: Path) -> Path:

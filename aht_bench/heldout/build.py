@@ -1287,8 +1287,7 @@ def build(
         upper = _example_upper_returns(r[kept], rec.eval_seed)
         played.example_upper[rel] = dict(zip(kept, upper, strict=True))
 
-    tmp = sets.staging_folder(out)
-    try:
+    with sets.staged(out) as tmp:
         members, br_entries = _kept_members(rec, kept, candidates, brs, partners, played, tmp)
         if _bounds_v2(rec) and played.examples:
             _settle_example_rounding(
@@ -1320,12 +1319,6 @@ def build(
         if _bounds_v2(rec):
             manifest |= {"example_agents": example_info, "bounds_procedure": BOUNDS_V2}
         sets.write_manifest(tmp, manifest)
-        if out.exists():
-            out.rmdir()  # empty (checked above)
-        tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     log(
         f"wrote {out}/: {len(kept)} of {len(candidates)} candidates kept; cross-play diagonal "
         f"mean {cross['diagonal_mean']:.4g}, off-diagonal mean {cross['off_diagonal_mean']:.4g}; "

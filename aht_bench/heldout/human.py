@@ -1533,8 +1533,7 @@ def build(
         task_id, proxy, proxy_only, seatings, proxy_sp, mixed, cfg, log
     )
 
-    work = sets.staging_folder(folder)
-    try:
+    with sets.staged(folder) as work:
         files = _save_models(task_id, carroll_data(data_layout), network, trained, work)
 
         status = (
@@ -1569,11 +1568,5 @@ def build(
             manifest |= _bounds_v2_fields(bounds, example_info)
         sets.write_manifest(work, manifest)
         sets.load_set(task_id, work)  # the set loads, verified, before it is published
-        if folder.exists():
-            folder.rmdir()  # empty (checked above)
-        work.rename(folder)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
     log(f"wrote {folder}/ in {time.perf_counter() - start:.0f}s")
     return folder

@@ -35,7 +35,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -283,8 +282,7 @@ def build(
         "`aht-bench play`, normalised by Bounds v2 (the highest return any partner of the "
         "build reached with it); a development set until its lock is pinned"
     )
-    work = sets.staging_folder(folder)
-    try:
+    with sets.staged(folder) as work:
         files = human._save_models(task_id, data, network, trained, work)
         recipe = human._build_recipe(
             task_id, proxy, seed, cfg, network, trained, time.perf_counter() - start
@@ -312,12 +310,6 @@ def build(
         manifest |= human._bounds_v2_fields(bounds, example_info) | {"status": status}
         sets.write_manifest(work, manifest)
         sets.load_set(task_id, work)  # the set loads, verified, before it is written
-        if folder.exists():
-            folder.rmdir()  # empty (checked above)
-        work.rename(folder)
-    except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        raise
     log(f"wrote {folder}/ in {time.perf_counter() - start:.0f}s")
     return folder
 
