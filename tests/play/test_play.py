@@ -47,8 +47,10 @@ def test_bad_task_teammate_or_seat_names_are_refused_with_the_fix():
 def test_a_scripted_player_finishes_cramped_room_and_the_saved_episode_replays_exactly(tmp_path):
     from playwright.sync_api import sync_playwright
 
+    # 40 Hz: a 10 s episode, long enough for many key presses even when another test worker
+    # loads the machine (at 100 Hz a loaded run pressed 49 keys in the whole episode)
     config = PlayConfig(
-        "cramped_room", "heldout:v2:ippo_mlp_0", tick_hz=100.0, record=tmp_path / "human"
+        "cramped_room", "heldout:v2:ippo_mlp_0", tick_hz=40.0, record=tmp_path / "human"
     )
     keys = ["ArrowLeft", "ArrowUp", " ", "ArrowRight", "ArrowDown", " "]
     with serving(config) as url, sync_playwright() as p:
@@ -71,12 +73,12 @@ def test_a_scripted_player_finishes_cramped_room_and_the_saved_episode_replays_e
             brprox = page.text_content("#brprox")
         finally:
             browser.close()
-    assert saved and pressed > 50
+    assert saved, f"nothing saved after {pressed} key presses"
     (episode,) = read_replays(tmp_path / "human" / saved)
     assert episode["member"] == "heldout:v2:ippo_mlp_0" and episode["agent"] == "human"
     assert len(episode["actions"]) == 400
-    moves = {a[0] for a in episode["actions"]}  # the player's seat: keys became actions
-    assert len(moves) >= 3
+    moves = [a[0] for a in episode["actions"]]  # the player's seat: keys became actions
+    assert len(set(moves)) >= 3 and sum(m != 4 for m in moves) >= 20, (pressed, moves)
     played = replay(episode)  # raises unless it ends at its last action with its return
     assert float(played.returns[-1]) == shown == episode["return"]
     assert brprox and (brprox[0].isdigit() or brprox[0] == "-")
