@@ -117,11 +117,11 @@ def read_episodes(task_id: str, folder: Path) -> list[PlayedEpisode]:
         )
     episodes = []
     for path in files:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
         try:
-            replays = read_replays(path)
+            replays = read_replays(path)  # an unreadable file is a ReplayError too
         except ReplayError as e:
             raise PlayedDataError(f"{e}; move it out of {folder}") from None
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
         for i, rec in enumerate(replays):
             name = path.name if len(replays) == 1 else f"{path.name}[{i}]"
             if rec.get("agent") != AGENT or len(rec["seating"]) != 1:
