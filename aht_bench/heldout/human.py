@@ -1351,6 +1351,49 @@ def carroll_data(data_layout: str) -> Callable[[str], str]:
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class Cloned:
+    """The two BC models of a human-proxy build, what they return together and the proxy's
+    bounds (`clone_and_bound`)."""
+
+    trained: dict[str, tuple[Any, dict[str, Any]]]  # name -> (params, training record)
+    proxy_sp: dict[str, Any]  # the proxy's self-play returns (`_summary`)
+    partner_sp: dict[str, Any]  # the BC partner's self-play returns
+    mixed: dict[str, Any]  # the proxy with the BC partner
+    bounds: dict[str, Any]  # the proxy's BRProx bounds and their provenance
+    example_info: list[dict[str, Any]]  # the example agents' build info (Bounds v2)
+
+
+def clone_and_bound(
+    task_id: str,
+    proxy: ProxyVersion,
+    network: Any,
+    replays: dict[str, Replay],
+    splits: dict[str, dict[str, Any]],
+    seatings: tuple[tuple[int, ...], ...],
+    seed: int,
+    cfg: BCConfig,
+    log: Log,
+) -> Cloned:
+    """The recipe shared by every human-proxy build: `human_proxy` cloned from the test split
+    (seed `seed`), `bc_partner` from the train split (`seed + 1`), each scored on the other
+    split; both played (`_play_models`) and the proxy's bounds set (`_proxy_bounds`)."""
+    trained = {
+        name: _clone(name, split, other, net_seed, network, replays, splits, cfg, log)
+        for name, split, other, net_seed in (
+            ("human_proxy", "test", "train", seed),
+            ("bc_partner", "train", "test", seed + 1),
+        )
+    }
+    proxy_only, proxy_sp, partner_sp, mixed = _play_models(
+        task_id, network, trained, seatings, cfg, log
+    )
+    bounds, example_info = _proxy_bounds(
+        task_id, proxy, proxy_only, seatings, proxy_sp, mixed, cfg, log
+    )
+    return Cloned(trained, proxy_sp, partner_sp, mixed, bounds, example_info)
+
+
 def _save_models(
     task_id: str,
     data: Callable[[str], str],
@@ -1518,20 +1561,8 @@ def build(
     replays, splits = _replay_splits(env, data_layout, proxy, cache, log)
 
     network = MLPActorCritic(env.obs_dim, env.num_actions, 1, cfg.hidden)
-    trained = {
-        name: _clone(name, split, other, net_seed, network, replays, splits, cfg, log)
-        for name, split, other, net_seed in (
-            ("human_proxy", "test", "train", seed),
-            ("bc_partner", "train", "test", seed + 1),
-        )
-    }
-
-    proxy_only, proxy_sp, partner_sp_s, mixed = _play_models(
-        task_id, network, trained, seatings, cfg, log
-    )
-    bounds, example_info = _proxy_bounds(
-        task_id, proxy, proxy_only, seatings, proxy_sp, mixed, cfg, log
-    )
+    cloned = clone_and_bound(task_id, proxy, network, replays, splits, seatings, seed, cfg, log)
+    trained = cloned.trained
 
     with sets.staged(folder) as work:
         files = _save_models(task_id, carroll_data(data_layout), network, trained, work)
@@ -1547,7 +1578,7 @@ def build(
                     "name": "human_proxy",
                     "kind": "human-proxy",
                     **files["human_proxy"],
-                    "bounds": bounds,
+                    "bounds": cloned.bounds,
                 }
             ],
             "bc_partner": files["bc_partner"]
@@ -1556,7 +1587,7 @@ def build(
                 "note": "behaviour-cloned on the train split: a partner for training ego "
                 "agents, not a member of the evaluation set",
             },
-            "results": _results(trained, proxy_sp, partner_sp_s, mixed),
+            "results": _results(trained, cloned.proxy_sp, cloned.partner_sp, cloned.mixed),
             "source": _source(data_layout, proxy, splits),
             "recipe": _build_recipe(
                 task_id, proxy, seed, cfg, network, trained, time.perf_counter() - start
@@ -1565,7 +1596,7 @@ def build(
         if proxy.changes:  # v1's manifest keeps exactly its published keys
             manifest["changes_from_human_proxy_v1"] = list(proxy.changes)
         if proxy.bounds_v2:
-            manifest |= _bounds_v2_fields(bounds, example_info)
+            manifest |= _bounds_v2_fields(cloned.bounds, cloned.example_info)
         sets.write_manifest(work, manifest)
         sets.load_set(task_id, work)  # the set loads, verified, before it is published
     log(f"wrote {folder}/ in {time.perf_counter() - start:.0f}s")

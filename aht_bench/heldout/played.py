@@ -259,20 +259,11 @@ def build(
     )
 
     network = MLPActorCritic(env.obs_dim, env.num_actions, 1, cfg.hidden)
-    trained = {
-        name: human._clone(name, split, other, net_seed, network, replays, splits, cfg, log)
-        for name, split, other, net_seed in (
-            ("human_proxy", "test", "train", seed),
-            ("bc_partner", "train", "test", seed + 1),
-        )
-    }
     proxy = proxy_version(task_id, version)
-    proxy_only, proxy_sp, partner_sp, mixed = human._play_models(
-        task_id, network, trained, seatings, cfg, log
+    cloned = human.clone_and_bound(
+        task_id, proxy, network, replays, splits, seatings, seed, cfg, log
     )
-    bounds, example_info = human._proxy_bounds(
-        task_id, proxy, proxy_only, seatings, proxy_sp, mixed, cfg, log
-    )
+    trained = cloned.trained
 
     def data(trained_on: str) -> str:
         return f"{len(episodes)} episodes played with aht-bench play on {task_id}, {trained_on}"
@@ -290,7 +281,7 @@ def build(
         manifest = manifest_head(task_id, version, status, seatings) | {
             "members": [
                 {"name": "human_proxy", "kind": "human-proxy", **files["human_proxy"]}
-                | {"bounds": bounds}
+                | {"bounds": cloned.bounds}
             ],
             "bc_partner": files["bc_partner"]
             | {
@@ -298,7 +289,7 @@ def build(
                 "note": "behaviour-cloned on the train split of the played episodes: a "
                 "partner for training ego agents, not a member of the evaluation set",
             },
-            "results": human._results(trained, proxy_sp, partner_sp, mixed),
+            "results": human._results(trained, cloned.proxy_sp, cloned.partner_sp, cloned.mixed),
             "source": _source(episodes, split_of, splits, proxy),
             "recipe": recipe
             | {
@@ -307,7 +298,8 @@ def build(
                 "seeds": {"split": seed, "human_proxy": seed, "bc_partner": seed + 1},
             },
         }
-        manifest |= human._bounds_v2_fields(bounds, example_info) | {"status": status}
+        manifest |= human._bounds_v2_fields(cloned.bounds, cloned.example_info)
+        manifest["status"] = status
         sets.write_manifest(work, manifest)
         sets.load_set(task_id, work)  # the set loads, verified, before it is written
     log(f"wrote {folder}/ in {time.perf_counter() - start:.0f}s")
