@@ -839,7 +839,13 @@ def _result_paths(
     default=0,
     show_default=True,
     help="Save the first N episodes of every member and seating as replays (JSON) with a "
-    "viewer page per member (HTML), in <result>-replays/ (one agent file).",
+    "viewer page per member (HTML), in <result>-replays/ (of several seeds' files: the first "
+    "file's episodes).",
+)
+@click.option(
+    "--no-viewer",
+    is_flag=True,
+    help="With --replays: save the replays (JSON) only, no viewer pages.",
 )
 @click.option("--no-plot", is_flag=True, help="Do not draw the bar plot.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
@@ -861,6 +867,7 @@ def evaluate(
     memory_limit: float,
     reps: int,
     replays: int,
+    no_viewer: bool,
     no_plot: bool,
     no_progress: bool,
     agent_output: bool,
@@ -889,11 +896,8 @@ def evaluate(
     paths, task_ids, versions, several, isolation = _evaluate_options(
         agent, task, teammates, out, isolate, no_sandbox, in_process
     )
-    if replays and len(paths) > 1:
-        raise click.BadParameter(
-            "replays are saved for one agent file; evaluate one seed's file with --replays",
-            param_hint="--replays",
-        )
+    if no_viewer and not replays:
+        raise click.BadParameter("--no-viewer goes with --replays N", param_hint="--no-viewer")
     limits = {
         "load_timeout": load_timeout,
         "step_timeout": step_timeout,
@@ -935,7 +939,7 @@ def evaluate(
 
                 plot_result(record, target.with_suffix(".png"))
             if sink is not None:
-                folder = _save_replays(sink, record, target)
+                folder = _save_replays(sink, record, target, viewer=not no_viewer)
         click.echo("\n".join(rec.result_lines(record)))
         plot = "" if no_plot else f" and {target.with_suffix('.png')}"
         click.echo(
@@ -943,12 +947,13 @@ def evaluate(
             f"{record['meta']['wall_seconds']:.0f}s)"
         )
         if folder is not None:
-            click.echo(f"replays and their viewer pages (open MEMBER.html): {folder}/")
+            pages = "" if no_viewer else " and their viewer pages (open MEMBER.html)"
+            click.echo(f"replays{pages}: {folder}/")
 
 
-def _save_replays(sink: Any, record: dict[str, Any], target: Path) -> Path:
+def _save_replays(sink: Any, record: dict[str, Any], target: Path, viewer: bool) -> Path:
     """The replays `sink` collected while `record` was evaluated, checked by replaying them,
-    as <target stem>-replays/MEMBER.json and a viewer page MEMBER.html per member."""
+    as <target stem>-replays/MEMBER.json and (`viewer`) a viewer page MEMBER.html per member."""
     from aht_bench.evaluation.replay import write_replays
     from aht_bench.evaluation.viewer import write_viewer
 
@@ -959,8 +964,9 @@ def _save_replays(sink: Any, record: dict[str, Any], target: Path) -> Path:
         by_member.setdefault(replay["member"], []).append(replay)
     for member, items in by_member.items():
         write_replays(folder / f"{member}.json", items)
-        title = f"{items[0]['agent']} with {member} on {items[0]['task_id']}"
-        write_viewer(folder / f"{member}.html", items, title)
+        if viewer:
+            title = f"{items[0]['agent']} with {member} on {items[0]['task_id']}"
+            write_viewer(folder / f"{member}.html", items, title)
     return folder
 
 

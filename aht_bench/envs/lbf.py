@@ -133,6 +133,8 @@ def _sample_food(key: jax.Array) -> jax.Array:
 class LBF(Environment[State]):
     """Jumanji's `LevelBasedForaging` behind the aht-bench contract; see the module docstring."""
 
+    render_cell = CELL_PX  # pixels per grid cell of `render_rgb`'s frames
+
     def __init__(self, task_id: str, num_agents: int, fov: int):
         self.task_id = task_id
         self.num_agents = num_agents

@@ -117,6 +117,7 @@ NUM_CHANNELS = 26
 ACTION_NAMES = ("up", "down", "right", "left", "stay", "interact")
 # JaxMARL keeps `agent_view_size - 1 = 4` cells of wall padding around the grid in `maze_map`.
 AGENT_VIEW_SIZE = 5
+RENDER_CELL = 48  # pixels per grid cell of the rendered frames
 POT_STATUS_MAX = POT_EMPTY_STATUS  # 23 = empty; 22, 21, 20 = 1, 2, 3 onions; 19..0 cooking; 0 ready
 
 EMPTY = OBJECT_TO_INDEX["empty"]
@@ -677,7 +678,9 @@ class Overcooked(Environment[OvercookedState]):
         return problems
 
     # ------------------------------------------------------------------ rendering
-    def render_rgb(self, state: EnvState[OvercookedState], cell: int = 48) -> np.ndarray:
+    render_cell = RENDER_CELL  # pixels per grid cell of `render_rgb`'s frames
+
+    def render_rgb(self, state: EnvState[OvercookedState], cell: int = RENDER_CELL) -> np.ndarray:
         """One frame as uint8 (height * cell, width * cell, 3), drawn with PIL."""
         return _render(self, jax.device_get(state.inner), cell)
 
@@ -805,7 +808,7 @@ class PassShapedOvercooked(Overcooked):
     def _validate_inner(self, inner: Any) -> list[str]:
         return super()._validate_inner(inner.base)
 
-    def render_rgb(self, state: EnvState[Any], cell: int = 48) -> np.ndarray:
+    def render_rgb(self, state: EnvState[Any], cell: int = RENDER_CELL) -> np.ndarray:
         return _render(self, jax.device_get(state.inner.base), cell)
 
     def render_text(self, state: EnvState[Any]) -> str:

@@ -395,8 +395,8 @@ def evaluate_agent_files(
     replays: ReplaySink | None = None,
 ) -> dict[str, Any]:
     """The result record of the agent files `paths`, the independently trained seeds of one
-    agent, in seed order; with one path, exactly `evaluate_agent_file`'s record (`replays`:
-    one path only, see there).
+    agent, in seed order; with one path, exactly `evaluate_agent_file`'s record. `replays`
+    collects the first file's episodes (see `evaluate_agent_file`).
 
     Every file plays the protocol one file would (`num_episodes`, `seed`, the set's seatings);
     the (seeds, members) score matrix gives the CIs (the multi-seed form of `record`).
@@ -405,8 +405,6 @@ def evaluate_agent_files(
     files that would run on different runners (checked as each loads, before it plays).
     """
     files = [check_agent_path(p) for p in paths]
-    if replays is not None and len(files) > 1:
-        raise ValueError("replays are saved for one agent file, not for several seeds")
     if len(files) == 1:
         single = None if on_loaded is None else (lambda k, r: on_loaded(0, k, r))
         return evaluate_agent_file(
@@ -452,6 +450,7 @@ def evaluate_agent_files(
             limits,
             _seed_progress(progress, i, len(files)),
             loaded,
+            replays if i == 0 else None,
         )
         runners.append(info["runner"])
         isolations.append(info["isolation"])

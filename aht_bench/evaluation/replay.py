@@ -62,8 +62,9 @@ class Replayed:
 @dataclasses.dataclass
 class ReplaySink:
     """Collects the joint actions of the first `episodes` episodes of every member and seating
-    while an evaluation plays (the runners' `sink`); `replays(record)` turns them into replays,
-    each replayed and checked against the record."""
+    while an evaluation plays (the runners' `sink`; of the first agent file, for several seeds'
+    files); `replays(record)` turns them into replays, each replayed and checked against the
+    record."""
 
     episodes: int
     items: list[tuple[int, int, int, dict[str, Any], np.ndarray, float]] = dataclasses.field(
@@ -87,7 +88,10 @@ class ReplaySink:
             entry = payload["members"][member]
             recorded = payload["protocol"]["seatings"][seating]
             key = ",".join(str(x) for x in recorded)
-            if "returns" in entry and entry["returns"][key][episode] != ret:
+            # the first agent file's returns (a record of several seeds: the first seed's)
+            returns = entry["returns_per_seed"][0] if "returns_per_seed" in entry else None
+            returns = returns or entry["returns"]
+            if returns[key][episode] != ret:
                 raise ReplayError(f"{entry['name']}: a collected return is not the record's")
             made = make_replay(
                 task_id=payload["task_id"],

@@ -22,6 +22,7 @@ from typing import Any
 
 from aht_bench.evaluation.record import RUNS_SEEDS, agent_files
 from aht_bench.leaderboard import ledger, render
+from aht_bench.leaderboard import replays as replay_files
 from aht_bench.leaderboard.checks import Problem, Report, check_entry, schema_errors
 from aht_bench.leaderboard.entries import (
     EntryError,
@@ -184,13 +185,17 @@ def verify(
     on_checked: Callable[[Verification], None] | None = None,
     record: bool = True,
     root: Path | None = None,
+    replays: int = 0,
 ) -> Verification:
     """Every check of `checks` on the entry in `path`, then, when they pass and the agent file
     is in the repository, a re-run of the agent (`rerun`) on `episodes` episodes per member and
     seating (default: 8, at most the record's) with the record's seed (or `seed`).
     `on_checked(verification)` is called between the checks and the re-run. With `record`, an
     entry of the leaderboard in `root` gets its ledger line (`ledger`) when the re-run (with the
-    record's seed) agrees, and loses it when the entry fails."""
+    record's seed) agrees, and loses it when the entry fails; with `replays`, the line comes
+    with the re-run's first `replays` episodes of every teammate and seating as the entry's
+    replays (`replays.save`), and an entry whose line is written or dropped without them loses
+    the ones it had."""
     repo = repo or repo_root()
     entry = read_json(path)
     report = check_entry(entry, repo=repo)
@@ -210,14 +215,22 @@ def verify(
         return out
     sample = min(episodes or DEFAULT_EPISODES, entry["payload"]["protocol"]["episodes"])
     try:
-        out.rerun = rerun_entry(entry, repo, episodes=sample, seed=seed, timeout=timeout)
+        out.rerun = rerun_entry(
+            entry, repo, episodes=sample, seed=seed, timeout=timeout, replays=replays
+        )
     except RerunError as e:
         out.rerun_error = str(e)
     if record and path.parent == entries_folder(root):
+        board = root or leaderboard_root()
         if out.ok and out.rerun is not None and seed is None:
-            ledger.record_rerun(root, path.stem, entry, out.rerun)
+            kept = list(out.rerun.replays)
+            sha = replay_files.save(board, path.stem, kept) if kept else None
+            if sha is None:
+                replay_files.remove(board, path.stem)
+            ledger.record_rerun(root, path.stem, entry, out.rerun, sha)
         elif not out.ok:
             ledger.forget(root, path.stem)
+            replay_files.remove(board, path.stem)
     return out
 
 
@@ -248,23 +261,36 @@ def load_entries(root: Path | None = None) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def render_files(root: Path | None = None, *, check: bool = False) -> list[Path]:
+def render_files(
+    root: Path | None = None,
+    *,
+    check: bool = False,
+    on_page: Callable[[Path], None] | None = None,
+) -> list[Path]:
     """Regenerate README.md (between its markers) and index.html of the leaderboard folder
-    from its entries; returns the files that changed (with `check`, that would change, and
-    nothing is written)."""
+    from its entries, and the replay pages of the entries whose current ledger line has
+    replays (`replays.pages`: only those missing or stale); returns the files that changed
+    (with `check`, that would change, and nothing is written). `on_page(path)` is called
+    before each replay page is drawn."""
     from aht_bench.files import atomic_write_bytes
 
     root = root or leaderboard_root()
     entries = load_entries(root)
     lines = ledger.read(root)
     reruns = {slug: ledger.status(slug, entry, lines) for slug, entry in entries}
+    shown = {
+        slug: (entry, lines[slug])
+        for slug, entry in entries
+        if reruns[slug] == ledger.RERUN and replay_files.current(root, slug, lines[slug])
+    }
+    members = {slug: replay_files.members(root, slug) for slug in shown}
     readme = root / README
     current = readme.read_text(encoding="utf-8") if readme.is_file() else None
     pages = {
         readme: render.render_readme(current, entries, reruns),
-        root / HTML: render.render_html(entries, reruns),
+        root / HTML: render.render_html(entries, reruns, members),
     }
-    changed = []
+    changed = replay_files.pages(root, shown, check=check, on_page=on_page)
     for path, text in pages.items():
         old = path.read_bytes() if path.is_file() else None
         if old != text.encode():

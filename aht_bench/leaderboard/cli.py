@@ -42,6 +42,17 @@ _RERUN_EPISODES = click.option(
 )
 """The re-run's sample size, the same for `submit` and `verify`."""
 
+_REPLAYS = click.option(
+    "--replays",
+    type=click.IntRange(min=0),
+    default=1,
+    show_default=True,
+    help="Episodes per teammate and seating of the re-run to keep as the entry's replays "
+    "(leaderboard/replays/; the first seed's file of a multi-seed entry), linked from "
+    "index.html by `render`; 0 keeps none.",
+)
+"""How many of the re-run's episodes become the entry's replays, for `submit` and `verify`."""
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
@@ -115,6 +126,7 @@ def _summary(entry: dict[str, Any]) -> str:
     "verify` re-runs it).",
 )
 @_RERUN_EPISODES
+@_REPLAYS
 @click.option("--debug", is_flag=True, help="Show tracebacks of internal errors.")
 def submit(
     result: Path,
@@ -124,6 +136,7 @@ def submit(
     replace: bool,
     no_rerun: bool,
     episodes: int,
+    replays: int,
     debug: bool,
 ) -> None:
     """Check the result record RESULT (written by `aht-bench evaluate --out`) and add it to
@@ -133,8 +146,9 @@ def submit(
     members, bounds and seatings); every score, recomputed from the per-episode returns; the
     agent file's sha256 when the file is in the repository (every seed's file, for a record
     of several seeds); the payload sha256. Then the agent is re-run in the sandbox as
-    `leaderboard verify` does, and the entry is ranked (its line in leaderboard/verified.json)
-    when the re-run reproduces the record; an agent file outside the repository cannot be
+    `leaderboard verify` does, and the entry is ranked (its line in leaderboard/verified.json,
+    with the re-run's first --replays episodes as its replays) when the re-run reproduces the
+    record; an agent file outside the repository cannot be
     re-run and its entry stays unranked. Nothing is written when a check or the re-run fails.
     Then run `aht-bench leaderboard render`.
 
@@ -189,7 +203,7 @@ def submit(
         f"re-running the agent in the sandbox ({episodes} episodes per teammate and seating)..."
     )
     try:
-        v = board.verify(path, rerun=True, episodes=episodes)
+        v = board.verify(path, rerun=True, episodes=episodes, replays=replays)
     except BaseException:
         _undo(path if target is None else target, previous)
         raise
@@ -236,15 +250,21 @@ def _undo(path: Path, previous: bytes | None) -> None:
 @click.option(
     "--check",
     is_flag=True,
-    help="Write nothing; exit 1 if README.md or index.html is not what render would write.",
+    help="Write nothing; exit 1 if README.md, index.html or a replay page is not what render "
+    "would write.",
 )
 def render(check: bool) -> None:
     """Regenerate the table in leaderboard/README.md (between its generated-content markers;
-    the text around them is kept) and leaderboard/index.html from leaderboard/entries/."""
+    the text around them is kept) and leaderboard/index.html from leaderboard/entries/, and
+    the replay page (leaderboard/replays/SLUG.html) of every ranked entry with replays that
+    has none or a stale one (each takes seconds: its episodes are replayed and drawn)."""
     from aht_bench.leaderboard import board, entries
 
+    def building(path: Path) -> None:
+        click.echo(f"drawing {path} ...")
+
     try:
-        changed = board.render_files(check=check)
+        changed = board.render_files(check=check, on_page=None if check else building)
     except entries.EntryError as e:
         raise click.UsageError(str(e)) from None
     n = len(entries.entry_paths())
@@ -275,6 +295,7 @@ def render(check: bool) -> None:
 )
 @click.option("--no-rerun", is_flag=True, help="Checks only: schema, scores and hashes.")
 @_RERUN_EPISODES
+@_REPLAYS
 @click.option(
     "--seed", type=int, default=None, help="Seed of the re-run's episodes [default: the record's]."
 )
@@ -291,6 +312,7 @@ def verify(
     since: str | None,
     no_rerun: bool,
     episodes: int,
+    replays: int,
     seed: int | None,
     timeout: float | None,
     debug: bool,
@@ -300,8 +322,10 @@ def verify(
     the record's seed, and check that the re-run's mean score agrees with the record (it is
     within the range where 99% of the means of as many of the record's episodes fall); an
     entry that agrees gets its line in leaderboard/verified.json, which ranks it. An entry whose
-    agent file is not in the repository gets the checks only. With --all, entries deleted after
-    their re-run and heldout sets failing their pins are reported too.
+    agent file is not in the repository gets the checks only. The line comes with the re-run's
+    first --replays episodes of every teammate and seating as the entry's replays
+    (leaderboard/replays/), which `render` links from index.html. With --all, entries deleted
+    after their re-run and heldout sets failing their pins are reported too.
 
     \b
     aht-bench leaderboard verify random-example--lbf-v1--v1
@@ -323,6 +347,7 @@ def verify(
                 seed=seed,
                 timeout=timeout,
                 on_checked=checked,
+                replays=replays,
             )
         except entries.EntryError as e:
             click.echo(f"error: {e}", err=True)
@@ -477,9 +502,10 @@ def _print_rerun(v: Any) -> None:
     if r.identical is not None:
         same = f"; {r.identical} of {r.compared} returns identical to the record's"
     each = f" for each of {len(r.seeds)} seeds" if r.seeds else ""
+    kept = f"; {len(r.replays)} episodes kept as replays" if r.replays else ""
     click.echo(
         f"  re-run: {r.episodes} episodes per teammate and seating{each}, seed {r.seed}, "
-        f"{r.wall_seconds:.0f}s{same}"
+        f"{r.wall_seconds:.0f}s{same}{kept}"
     )
     if r.seeds:
         _print_seeds(r)

@@ -6,7 +6,8 @@
 
 `aht-bench leaderboard verify` (with its re-run) writes one line per entry whose re-run in the
 sandbox agrees with the record: the entry's payload sha256, the agent files' sha256, the re-run's
-episodes, seed, mean and expected range, and how many returns came out identical. The pages
+episodes, seed, mean and expected range, how many returns came out identical, and the sha256 of
+the episodes it kept as replays (`replays`), if it kept some. The pages
 rank an entry only while its line matches it ("re-run"); an entry edited since ("changed") or
 never re-run ("not re-run": made before the sandbox, or its agent file is not in the repository)
 is listed unranked. `verify --no-rerun` reports a line whose entry file is gone (a deleted
@@ -74,8 +75,15 @@ def _agent_hashes(entry: dict[str, Any]) -> list[str]:
     return [str(f["sha256"]) for f in agent_files(entry["payload"])]
 
 
-def record_rerun(root: Path | None, slug: str, entry: dict[str, Any], result: Any) -> None:
-    """Write the ledger line of `slug` after a re-run `result` (a `rerun.RerunResult`) agreed."""
+def record_rerun(
+    root: Path | None,
+    slug: str,
+    entry: dict[str, Any],
+    result: Any,
+    replays_sha256: str | None = None,
+) -> None:
+    """Write the ledger line of `slug` after a re-run `result` (a `rerun.RerunResult`) agreed;
+    `replays_sha256`: of the file of the episodes it kept (`replays.save`), if it kept some."""
     from aht_bench import __version__
 
     lines = read(root)
@@ -94,6 +102,8 @@ def record_rerun(root: Path | None, slug: str, entry: dict[str, Any], result: An
         "aht_bench": __version__,
         "date_utc": time.strftime("%Y-%m-%d", time.gmtime()),
     }
+    if replays_sha256 is not None:
+        lines[slug]["replays_sha256"] = replays_sha256
     _write(root, lines)
 
 

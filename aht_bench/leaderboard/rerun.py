@@ -95,6 +95,7 @@ class RerunResult:
     wall_seconds: float
     command: tuple[str, ...]
     seeds: tuple[SeedRerun, ...] = ()  # a multi-seed entry: each seed's verdict, in seed order
+    replays: tuple[dict[str, Any], ...] = ()  # the kept episodes (`aht-bench-replay` records)
 
 
 def intervals_overlap(a: dict[str, Any], b: dict[str, Any], tol: float = 1e-9) -> bool:
@@ -126,7 +127,7 @@ def within(value: float, expected: tuple[float, float], tol: float = 1e-9) -> bo
 
 
 def rerun_command(
-    entry: dict[str, Any], agents: list[Path], out: Path, episodes: int, seed: int
+    entry: dict[str, Any], agents: list[Path], out: Path, episodes: int, seed: int, replays: int = 0
 ) -> list[str]:
     payload = entry["payload"]
     command = [
@@ -140,6 +141,8 @@ def rerun_command(
     ]  # fmt: skip
     if payload["agent"]["runner"] == "python-isolated":
         command.append("--isolate")
+    if replays:
+        command += ["--replays", str(replays), "--no-viewer"]
     return command
 
 
@@ -150,9 +153,15 @@ def rerun_entry(
     episodes: int = DEFAULT_EPISODES,
     seed: int | None = None,
     timeout: float | None = None,
+    replays: int = 0,
 ) -> RerunResult:
     """Re-run the agent of `entry` (its agent paths must be files under `repo`); see the
-    module docstring. Raises `RerunError` when the child fails or times out."""
+    module docstring. With `replays`, the re-run also keeps the first `replays` episodes of
+    every teammate and seating (of the first agent file), checked (`replays.rerun_replays`),
+    in `RerunResult.replays`. Raises `RerunError` when the child fails or times out, or its
+    replays do not check."""
+    from aht_bench.leaderboard.replays import ReplaysError, rerun_replays
+
     payload = entry["payload"]
     agents = [repo / str(rel) for rel in entry_agent_paths(entry)]
     name = agents[0].name if len(agents) == 1 else f"the {len(agents)} seeds' agent files"
@@ -160,7 +169,8 @@ def rerun_entry(
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="aht-bench-verify-") as tmp:
         out = Path(tmp) / "rerun.json"
-        command = rerun_command(entry, agents, out, episodes, sample_seed)
+        kept = min(replays, episodes)
+        command = rerun_command(entry, agents, out, episodes, sample_seed, kept)
         try:
             done = subprocess.run(
                 command,
@@ -186,6 +196,10 @@ def rerun_entry(
             rerun = read_record(out)
         except ResultFileError as e:
             raise RerunError(f"the re-run wrote no readable result: {e}") from None
+        try:
+            played = rerun_replays(entry, rerun, Path(tmp) / "rerun-replays", kept) if kept else []
+        except ReplaysError as e:
+            raise RerunError(str(e)) from None
     identical = _identical_returns(entry, rerun["payload"], episodes, sample_seed)
     record_mean = payload["aggregates"]["mean"]
     rerun_mean = rerun["payload"]["aggregates"]["mean"]
@@ -213,6 +227,7 @@ def rerun_entry(
         wall_seconds=round(time.perf_counter() - start, 1),
         command=tuple(command),
         seeds=seeds,
+        replays=tuple(played),
     )
 
 

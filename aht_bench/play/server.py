@@ -139,7 +139,7 @@ class _Episode:
         self.t, self.done = self.t + 1, bool(terminated or truncated)
 
     def frame(self) -> str:
-        return png_data_uri(self.env.render(), small=False)  # type: ignore[arg-type]
+        return png_data_uri(self.env.render())  # type: ignore[arg-type]
 
     def reset(self) -> str:
         self.begin()
