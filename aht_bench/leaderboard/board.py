@@ -223,15 +223,30 @@ def verify(
     if record and path.parent == entries_folder(root):
         board = root or leaderboard_root()
         if out.ok and out.rerun is not None and seed is None:
-            kept = list(out.rerun.replays)
-            sha = replay_files.save(board, path.stem, kept) if kept else None
-            if sha is None:
+            kept = _replays_to_keep(board, path.stem, entry, list(out.rerun.replays))
+            if kept is None:
                 replay_files.remove(board, path.stem)
-            ledger.record_rerun(root, path.stem, entry, out.rerun, sha)
+            ledger.record_rerun(root, path.stem, entry, out.rerun, kept)
         elif not out.ok:
             ledger.forget(root, path.stem)
             replay_files.remove(board, path.stem)
     return out
+
+
+def _replays_to_keep(
+    board: Path, slug: str, entry: dict[str, Any], replays: list[dict[str, Any]]
+) -> dict[str, str] | None:
+    """The replays the ledger line of `slug` names after a re-run that agreed ({"sha256",
+    "date_utc"}): the re-run's, written now; without them, the ones the entry had when its
+    line was current for the same entry and agent files (a re-run with `replays=0`, as CI
+    runs, never rewrites them); else None."""
+    if replays:
+        return {"sha256": replay_files.save(board, slug, replays), "date_utc": ledger.today()}
+    line = ledger.read(board).get(slug)
+    if line is None or ledger.status(slug, entry, {slug: line}) != ledger.RERUN:
+        return None
+    sha = replay_files.current(board, slug, line)
+    return None if sha is None else {"sha256": sha, "date_utc": line.get("replays_date_utc", "?")}
 
 
 def _missing_agent(entry: dict[str, Any], repo: Path) -> str | None:

@@ -6,8 +6,8 @@
 
 `aht-bench leaderboard verify` (with its re-run) writes one line per entry whose re-run in the
 sandbox agrees with the record: the entry's payload sha256, the agent files' sha256, the re-run's
-episodes, seed, mean and expected range, how many returns came out identical, and the sha256 of
-the episodes it kept as replays (`replays`), if it kept some. The pages
+episodes, seed, mean and expected range, how many returns came out identical, and the sha256 and
+date of the entry's replay file (`replays`), if it has one. The pages
 rank an entry only while its line matches it ("re-run"); an entry edited since ("changed") or
 never re-run ("not re-run": made before the sandbox, or its agent file is not in the repository)
 is listed unranked. `verify --no-rerun` reports a line whose entry file is gone (a deleted
@@ -80,10 +80,10 @@ def record_rerun(
     slug: str,
     entry: dict[str, Any],
     result: Any,
-    replays_sha256: str | None = None,
+    replays: dict[str, str] | None = None,
 ) -> None:
     """Write the ledger line of `slug` after a re-run `result` (a `rerun.RerunResult`) agreed;
-    `replays_sha256`: of the file of the episodes it kept (`replays.save`), if it kept some."""
+    `replays` ({"sha256", "date_utc"}): the entry's replay file (`replays.save`), if any."""
     from aht_bench import __version__
 
     lines = read(root)
@@ -100,11 +100,17 @@ def record_rerun(
         else f"{result.identical} of {result.compared}",
         "isolation": "sandbox",
         "aht_bench": __version__,
-        "date_utc": time.strftime("%Y-%m-%d", time.gmtime()),
+        "date_utc": today(),
     }
-    if replays_sha256 is not None:
-        lines[slug]["replays_sha256"] = replays_sha256
+    if replays is not None:
+        lines[slug]["replays_sha256"] = replays["sha256"]
+        lines[slug]["replays_date_utc"] = replays["date_utc"]
     _write(root, lines)
+
+
+def today() -> str:
+    """The date of a ledger line (UTC, YYYY-MM-DD)."""
+    return time.strftime("%Y-%m-%d", time.gmtime())
 
 
 def forget(root: Path | None, slug: str) -> bool:
@@ -133,4 +139,14 @@ def deleted(root: Path | None, slugs: set[str]) -> list[str]:
     return sorted(s for s in read(root) if s not in slugs)
 
 
-__all__ = ["CHANGED", "NOT_RERUN", "RERUN", "deleted", "forget", "read", "record_rerun", "status"]
+__all__ = [
+    "CHANGED",
+    "NOT_RERUN",
+    "RERUN",
+    "deleted",
+    "forget",
+    "read",
+    "record_rerun",
+    "status",
+    "today",
+]

@@ -10,9 +10,11 @@ The replays come from the suite's own re-run of the agent, never from the submit
 teammate and seating (of the first agent file of a multi-seed entry) as `aht-bench-replay`
 records. Each must be of the entry's task, heldout set and agent file, return what the re-run's
 record says for its episode, and replay exactly through the environment. They are written only
-when the re-run agrees with the record and gets its ledger line, which holds their sha256: the
-pages link an entry's replays only while its line is current and names the file's bytes, so a
-replay file edited by hand, or left from an earlier re-run, is not shown.
+when the re-run agrees with the record and gets its ledger line, which holds their sha256 and
+date; a later re-run with `--replays 0` (what CI runs) keeps them while the entry and its agent
+files are unchanged, so CI never rewrites an entry's replays. The pages link an entry's replays
+only while its line is current and names the file's bytes, so a replay file edited by hand, or
+left from an earlier re-run, is not shown.
 
 `render` writes one viewer page per entry with replays (`aht_bench.evaluation.viewer`, stamped
 with the replays' sha256): built when missing or stale, so a render that changes nothing is
@@ -181,7 +183,7 @@ def note(entry: dict[str, Any], line: dict[str, Any], replays: list[dict[str, An
     seeds = " (the first seed's)" if len(agent_files(payload)) > 1 else ""
     return (
         f"Episodes of the sandboxed re-run by `aht-bench leaderboard verify` on "
-        f"{line.get('date_utc', '?')} (aht-bench {line.get('aht_bench', '?')}): the first "
+        f"{line.get('replays_date_utc', '?')}: the first "
         f"{episodes} episode(s) of every teammate and seating with the record's seed, agent file "
         f"{file['file']}{seeds} (sha256 {file['sha256'][:16]}...). Returns identical to the "
         f"record's for the same episodes: {identical} of {len(replays)}."
