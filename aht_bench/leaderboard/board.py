@@ -194,8 +194,8 @@ def verify(
     entry of the leaderboard in `root` gets its ledger line (`ledger`) when the re-run (with the
     record's seed) agrees, and loses it when the entry fails; with `replays`, the line comes
     with the re-run's first `replays` episodes of every teammate and seating as the entry's
-    replays (`replays.save`), and an entry whose line is written or dropped without them loses
-    the ones it had."""
+    replays (`replays.save`); without, it keeps the replays of an unchanged entry
+    (`_replays_to_keep`). An entry that fails loses its replays with its line."""
     repo = repo or repo_root()
     entry = read_json(path)
     report = check_entry(entry, repo=repo)
