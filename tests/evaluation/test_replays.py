@@ -4,11 +4,11 @@ both runners, without changing the record; and the viewer page, driven in headle
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
+from browser import ARGS, CHROMIUM, needs_chromium
 from click.testing import CliRunner
 
 from aht_bench.cli import main
@@ -126,12 +126,7 @@ def test_replays_of_several_seeds_files_are_the_first_files_episodes(tmp_path):
         "members"])  # fmt: skip
 
 
-CHROMIUM = shutil.which("chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
-        "--disable-component-update", "--disable-sync", "--disable-quic"]  # fmt: skip
-
-
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium: make browser (apt: chromium)")
+@needs_chromium
 def test_the_viewer_replays_an_episode_to_the_records_score_in_headless_chromium(jitted, tmp_path):
     from playwright.sync_api import sync_playwright
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from browser import ARGS, CHROMIUM, needs_chromium
 from lb_helpers import RECORD, REPO, run, submit_cli
 
 from aht_bench.evaluation import load_set
@@ -158,12 +159,7 @@ def test_replays_that_do_not_match_the_rerun_are_refused(played, tmp_path, tampe
         replays.rerun_replays(entry, record, _folder(tmp_path / "bad", items), 1)
 
 
-CHROMIUM = shutil.which("chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
-        "--disable-component-update", "--disable-sync", "--disable-quic"]  # fmt: skip
-
-
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium: make browser (apt: chromium)")
+@needs_chromium
 def test_a_teammates_link_opens_its_episode_and_the_viewer_draws_the_rendered_frames(board):
     from playwright.sync_api import sync_playwright
 

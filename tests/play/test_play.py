@@ -6,19 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import time
 
 import pytest
+from browser import ARGS, CHROMIUM, needs_chromium
 
 aiohttp = pytest.importorskip("aiohttp", reason="the play extra: pip install 'aht-bench[play]'")
 
 from aht_bench.evaluation.replay import read_replays, replay  # noqa: E402
 from aht_bench.play.server import PlayConfig, serving  # noqa: E402
-
-CHROMIUM = shutil.which("chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
-        "--disable-component-update", "--disable-sync", "--disable-quic"]  # fmt: skip
 
 
 def test_bad_task_teammate_or_seat_names_are_refused_with_the_fix():
@@ -43,7 +39,7 @@ def test_bad_task_teammate_or_seat_names_are_refused_with_the_fix():
         assert status == 200 and "lbf-v1 with random" in text
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium: make browser (apt: chromium)")
+@needs_chromium
 def test_a_scripted_player_finishes_cramped_room_and_the_saved_episode_replays_exactly(tmp_path):
     from playwright.sync_api import sync_playwright
 
