@@ -17,10 +17,10 @@ only while its line is current and names the file's bytes, so a replay file edit
 left from an earlier re-run, is not shown.
 
 `render` writes one viewer page per entry with replays (`aht_bench.evaluation.viewer`, stamped
-with the replays' sha256): built when missing or stale, so a render that changes nothing is
-quick. The page says where its episodes come from and how many of their returns are the
-record's own for the same episodes (all of them for an agent that acts the same given its seed
-and what it sees).
+with the replays' sha256 and a hash of the page's title and note): built when missing or
+stale, so a render that changes nothing is quick. The page says where its episodes come from
+and how many of their returns are the record's own for the same episodes (all of them for an
+agent that acts the same given its seed and what it sees).
 
 May import numpy, the standard library, aht_bench.files, aht_bench.evaluation and
 aht_bench.leaderboard.
@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from aht_bench.evaluation.record import agent_files, returns_of
+from aht_bench.leaderboard.checks import seating_key
 from aht_bench.leaderboard.entries import EntryError
 
 FOLDER = "replays"
@@ -56,10 +57,6 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _key(seating: Any) -> str:
-    return ",".join(str(s) for s in seating)
-
-
 def rerun_replays(
     entry: dict[str, Any], rerun: dict[str, Any], folder: Path, episodes: int
 ) -> list[dict[str, Any]]:
@@ -70,9 +67,9 @@ def rerun_replays(
     from aht_bench.evaluation.replay import ReplayError, read_replays, replay
 
     payload = entry["payload"]
-    seatings = [_key(s) for s in payload["protocol"]["seatings"]]
+    seatings = [seating_key(s) for s in payload["protocol"]["seatings"]]
     members = [m["name"] for m in payload["members"]]
-    theirs = returns_of(rerun["payload"])[0]  # (members, seatings, episodes) of the first file
+    theirs = returns_of(rerun["payload"])[0]  # the first file's
     agent = agent_files(payload)[0]["file"]
     kept: dict[tuple[str, str, int], dict[str, Any]] = {}
     try:
@@ -86,18 +83,17 @@ def rerun_replays(
                         ("heldout set", r.get("teammate_set") == _set_of(payload)),
                         ("agent file", r.get("agent") == agent),
                         ("teammate", r["member"] in members),
-                        ("seating", _key(r["seating"]) in seatings),
+                        ("seating", seating_key(r["seating"]) in seatings),
                         ("episode", isinstance(r["episode"], int) and 0 <= r["episode"] < episodes),
                     )
                     if not ok
                 ]
                 if wrong:
                     raise ReplaysError(f"{where} is not of the entry's {', '.join(wrong)}")
-                m, s = members.index(r["member"]), seatings.index(_key(r["seating"]))
-                if float(r["return"]) != float(theirs[m, s, r["episode"]]):
+                if float(r["return"]) != _recorded(theirs, payload, r):
                     raise ReplaysError(f"{where} does not return what the re-run's record says")
                 replay(r)
-                kept[(r["member"], _key(r["seating"]), r["episode"])] = r
+                kept[(r["member"], seating_key(r["seating"]), r["episode"])] = r
     except ReplayError as e:
         raise ReplaysError(f"a replay of the re-run: {e}") from None
     want = len(members) * len(seatings) * episodes
@@ -106,9 +102,17 @@ def rerun_replays(
             f"the re-run kept {len(kept)} replays, not {want} (every teammate and seating's "
             f"first {episodes} episodes)"
         )
-    order = {(n, k, e): i for i, (n, k, e) in enumerate(
-        (n, k, e) for n in members for k in seatings for e in range(episodes))}  # fmt: skip
-    return [kept[k] for k in sorted(kept, key=order.__getitem__)]
+    order = sorted(kept, key=lambda k: (members.index(k[0]), seatings.index(k[1]), k[2]))
+    return [kept[k] for k in order]
+
+
+def _recorded(returns: Any, payload: dict[str, Any], replay: dict[str, Any]) -> float:
+    """What `returns` (members, seatings, episodes) of `payload` hold for `replay`'s episode."""
+    member = [m["name"] for m in payload["members"]].index(replay["member"])
+    seating = [seating_key(s) for s in payload["protocol"]["seatings"]].index(
+        seating_key(replay["seating"])
+    )
+    return float(returns[member, seating, replay["episode"]])
 
 
 def _set_of(payload: dict[str, Any]) -> dict[str, Any]:
@@ -116,14 +120,13 @@ def _set_of(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def save(root: Path, slug: str, replays: list[dict[str, Any]]) -> str:
-    """Write the replays of `slug` (atomically); their file's sha256."""
-    from aht_bench.files import atomic_write_bytes
+    """Write the replays of `slug` (`write_replays`, atomically); their file's sha256."""
+    from aht_bench.evaluation.replay import write_replays
 
-    data = (json.dumps(replays, separators=(",", ":")) + "\n").encode()
     path = replays_path(root, slug)
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(path, data)
-    return _sha256(data)
+    write_replays(path, replays)
+    return _sha256(path.read_bytes())
 
 
 def remove(root: Path, slug: str) -> None:
@@ -152,32 +155,31 @@ def read(root: Path, slug: str) -> list[dict[str, Any]]:
         raise EntryError(f"{e}; re-run `aht-bench leaderboard verify {slug}`") from None
 
 
-def members(root: Path, slug: str) -> list[str]:
-    """The teammates the replays of `slug` show, in order (read without replaying: for the
-    links of the pages)."""
+def _load(root: Path, slug: str) -> list[dict[str, Any]]:
+    """The replays of `slug` as JSON, read without replaying or importing JAX (for the links
+    and the page's text)."""
     try:
         data = json.loads(replays_path(root, slug).read_bytes())
-        return list(dict.fromkeys(str(r["member"]) for r in data))
-    except (OSError, ValueError, TypeError, KeyError) as e:
+        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+            raise TypeError("not a list of objects")
+        return data
+    except (OSError, ValueError, TypeError) as e:
         raise EntryError(
             f"{replays_path(root, slug)} is not a list of replays ({e}); re-run "
             f"`aht-bench leaderboard verify {slug}`"
         ) from None
 
 
+def members(root: Path, slug: str) -> list[str]:
+    """The teammates the replays of `slug` show, in order (for the links of the pages)."""
+    return list(dict.fromkeys(str(r.get("member")) for r in _load(root, slug)))
+
+
 def note(entry: dict[str, Any], line: dict[str, Any], replays: list[dict[str, Any]]) -> str:
     """Where a page's episodes come from, and how many returns are the record's own."""
     payload = entry["payload"]
-    seatings = [_key(s) for s in payload["protocol"]["seatings"]]
-    names = [m["name"] for m in payload["members"]]
-    mine = returns_of(payload)[0]
-    same = line.get("seed") == payload["protocol"]["seed"]
-    identical = sum(
-        same and float(r["return"]) == float(mine[names.index(r["member"]),
-                                                   seatings.index(_key(r["seating"])),
-                                                   r["episode"]])
-        for r in replays
-    )  # fmt: skip
+    mine = returns_of(payload)[0]  # the first file's; the re-run played the record's seed
+    identical = sum(float(r["return"]) == _recorded(mine, payload, r) for r in replays)
     episodes = 1 + max(r["episode"] for r in replays)
     file = agent_files(payload)[0]
     seeds = " (the first seed's)" if len(agent_files(payload)) > 1 else ""
@@ -206,7 +208,11 @@ def pages(
     changed = []
     for slug, (entry, line) in sorted(shown.items()):
         path = page_path(root, slug)
-        source = f"sha256:{line['replays_sha256']}"
+        title = f"{entry['leaderboard']['name']}: replays on {entry['payload']['task_id']}"
+        text = note(entry, line, _load(root, slug))
+        # the replays' bytes and the page's words: a page is stale when either changed
+        words = _sha256(f"{title}\n{text}".encode())[:16]
+        source = f"sha256:{line['replays_sha256']}; text {words}"
         if page_stamp(path) == stamp(source):
             continue
         changed.append(path)
@@ -214,10 +220,7 @@ def pages(
             continue
         if on_page is not None:
             on_page(path)
-        replays = read(root, slug)
-        block = entry["leaderboard"]
-        title = f"{block['name']}: replays on {entry['payload']['task_id']}"
-        write_viewer(path, replays, title, note(entry, line, replays), source)
+        write_viewer(path, read(root, slug), title, text, source)
     folder = root / FOLDER
     for path in sorted(folder.glob("*.html")) if folder.is_dir() else []:
         if path.stem not in shown:

@@ -67,6 +67,17 @@ def test_index_links_each_teammates_replays_and_render_check_sees_a_stale_page(b
     assert page.is_file() and page.stat().st_size < 200_000
     assert run(board, "render", "--check").exit_code == EXIT_OK
 
+    # a copy of the board whose page would say something else (its replays' date): stale
+    dated = tmp_path / "dated"
+    shutil.copytree(board, dated)
+    lines = json.loads((dated / "verified.json").read_text())
+    lines["entries"][SLUG]["replays_date_utc"] = "2000-01-01"
+    (dated / "verified.json").write_text(json.dumps(lines))
+    result = run(dated, "render", "--check")
+    assert result.exit_code == EXIT_FAILED and f"{SLUG}.html is out of date" in result.stderr
+    assert run(dated, "render").exit_code == EXIT_OK
+    assert "on 2000-01-01" in replays.page_path(dated, SLUG).read_text()
+
     # a copy of the board whose replay file was edited by hand: no link, the page goes
     copied = tmp_path / "board"
     shutil.copytree(board, copied)
