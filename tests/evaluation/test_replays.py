@@ -126,6 +126,42 @@ def test_replays_of_several_seeds_files_are_the_first_files_episodes(tmp_path):
         "members"])  # fmt: skip
 
 
+def test_render_draws_a_replay_file_as_a_page_or_a_gif_and_refuses_what_does_not_replay(
+    jitted, tmp_path
+):
+    from aht_bench.evaluation.replay import write_replays
+    from aht_bench.evaluation.viewer import page_stamp
+
+    kept = sorted(jitted[2], key=lambda r: -r["return"])[:2]
+    path = tmp_path / "two.json"
+    write_replays(path, kept)
+    page = CliRunner().invoke(
+        main, ["render", "--replay", str(path), "--out", str(tmp_path / "p.html")]
+    )
+    assert page.exit_code == 0, page.output
+    assert "2 episode(s)" in page.output and page_stamp(tmp_path / "p.html") is not None
+    gif = CliRunner().invoke(
+        main, ["render", "--replay", str(path), "--out", str(tmp_path / "e.gif")]
+    )
+    assert gif.exit_code == 0, gif.output
+    from PIL import Image
+
+    with Image.open(tmp_path / "e.gif") as image:
+        # one frame a state, runs of equal frames merged by the GIF writer
+        assert 1 < image.n_frames <= len(kept[0]["actions"]) + 1
+    forged = tmp_path / "forged.json"
+    write_replays(forged, [{**kept[0], "return": kept[0]["return"] + 1.0}])
+    bad = CliRunner().invoke(
+        main, ["render", "--replay", str(forged), "--out", str(tmp_path / "x.html")]
+    )
+    assert bad.exit_code == 2 and "does not reproduce the evaluated episode" in bad.output
+    assert not (tmp_path / "x.html").exists()
+    both = CliRunner().invoke(
+        main, ["render", "--task", "lbf", "--replay", str(path), "--out", "x.gif"]
+    )
+    assert both.exit_code == 2 and "give --task (a new episode) or --replay FILE" in both.output
+
+
 @needs_chromium
 def test_the_viewer_replays_an_episode_to_the_records_score_in_headless_chromium(jitted, tmp_path):
     from playwright.sync_api import sync_playwright
