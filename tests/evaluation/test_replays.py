@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from browser import ARGS, CHROMIUM, needs_chromium
+from browser import chromium_page, needs_chromium
 from click.testing import CliRunner
 
 from aht_bench.cli import main
@@ -164,35 +164,26 @@ def test_render_draws_a_replay_file_as_a_page_or_a_gif_and_refuses_what_does_not
 
 @needs_chromium
 def test_the_viewer_replays_an_episode_to_the_records_score_in_headless_chromium(jitted, tmp_path):
-    from playwright.sync_api import sync_playwright
-
     from aht_bench.evaluation.viewer import write_viewer
 
     _, record, kept = jitted
     replays = sorted(kept, key=lambda r: -r["return"])[:2]
     page_file = write_viewer(tmp_path / "viewer.html", replays)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            page = browser.new_page()
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(page_file.as_uri())
-            for i, r in enumerate(replays):
-                page.select_option("#episode", str(i))
-                steps = len(r["actions"])
-                assert page.text_content("#step") == f"0 / {steps}"
-                page.click("#next")
-                assert page.text_content("#step") == f"1 / {steps}"
-                page.select_option("#speed", "120")
-                page.click("#play")  # plays to the end and stops there
-                page.wait_for_function(
-                    f"document.getElementById('step').textContent === '{steps} / {steps}'",
-                    timeout=20_000,
-                )
-                shown = float(page.get_attribute("#score", "data-value") or "nan")
-                assert shown == pytest.approx(_recorded(record, r), abs=0)
-                assert page.text_content("#play") == "Play"
-            assert not errors
-        finally:
-            browser.close()
+    with chromium_page() as (page, errors):
+        page.goto(page_file.as_uri())
+        for i, r in enumerate(replays):
+            page.select_option("#episode", str(i))
+            steps = len(r["actions"])
+            assert page.text_content("#step") == f"0 / {steps}"
+            page.click("#next")
+            assert page.text_content("#step") == f"1 / {steps}"
+            page.select_option("#speed", "120")
+            page.click("#play")  # plays to the end and stops there
+            page.wait_for_function(
+                f"document.getElementById('step').textContent === '{steps} / {steps}'",
+                timeout=20_000,
+            )
+            shown = float(page.get_attribute("#score", "data-value") or "nan")
+            assert shown == pytest.approx(_recorded(record, r), abs=0)
+            assert page.text_content("#play") == "Play"
+        assert not errors

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from browser import ARGS, CHROMIUM, needs_chromium
+from browser import chromium_page, needs_chromium
 from lb_helpers import RECORD, REPO, run, submit_cli
 
 from aht_bench.evaluation import load_set
@@ -172,8 +172,6 @@ def test_replays_that_do_not_match_the_rerun_are_refused(played, tmp_path, tampe
 
 @needs_chromium
 def test_a_teammates_link_opens_its_episode_and_the_viewer_draws_the_rendered_frames(board):
-    from playwright.sync_api import sync_playwright
-
     from aht_bench.envs.render import render_frame
     from aht_bench.evaluation.rollout import task_env
 
@@ -181,34 +179,27 @@ def test_a_teammates_link_opens_its_episode_and_the_viewer_draws_the_rendered_fr
     member = _entry(board)["payload"]["members"][2]["name"]
     want = next(r for r in kept if r["member"] == member)
     env, states = task_env(want["task_id"]), replay(want).states
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            page = browser.new_page()
-            errors: list[str] = []
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto((board / "index.html").as_uri())
-            page.click(f'p.replays a[href$="#member={member}"]')
-            page.wait_for_function("document.getElementById('screen') !== null")
-            assert member in (page.text_content("#episode option:checked") or "")
-            assert "Returns identical to the record's" in (page.text_content("#note") or "")
-            steps = len(want["actions"])
-            for t in (0, steps):
-                if t:
-                    page.click("#end")
-                page.wait_for_function(
-                    f"document.getElementById('screen').dataset.step === '{t}'", timeout=20_000
-                )
-                pixels = page.evaluate(
-                    "() => { const c = document.getElementById('screen');"
-                    " return Array.from(c.getContext('2d').getImageData(0, 0, c.width,"
-                    " c.height).data); }"
-                )
-                frame = render_frame(env, states[t])
-                shown = np.asarray(pixels, np.uint8).reshape(*frame.shape[:2], 4)[..., :3]
-                assert np.array_equal(shown, frame), f"step {t}: the canvas is not the frame"
-            assert page.text_content("#step") == f"{steps} / {steps}"
-            assert float(page.get_attribute("#score", "data-value") or "nan") == want["return"]
-            assert not errors
-        finally:
-            browser.close()
+    with chromium_page() as (page, errors):
+        page.goto((board / "index.html").as_uri())
+        page.click(f'p.replays a[href$="#member={member}"]')
+        page.wait_for_function("document.getElementById('screen') !== null")
+        assert member in (page.text_content("#episode option:checked") or "")
+        assert "Returns identical to the record's" in (page.text_content("#note") or "")
+        steps = len(want["actions"])
+        for t in (0, steps):
+            if t:
+                page.click("#end")
+            page.wait_for_function(
+                f"document.getElementById('screen').dataset.step === '{t}'", timeout=20_000
+            )
+            pixels = page.evaluate(
+                "() => { const c = document.getElementById('screen');"
+                " return Array.from(c.getContext('2d').getImageData(0, 0, c.width,"
+                " c.height).data); }"
+            )
+            frame = render_frame(env, states[t])
+            shown = np.asarray(pixels, np.uint8).reshape(*frame.shape[:2], 4)[..., :3]
+            assert np.array_equal(shown, frame), f"step {t}: the canvas is not the frame"
+        assert page.text_content("#step") == f"{steps} / {steps}"
+        assert float(page.get_attribute("#score", "data-value") or "nan") == want["return"]
+        assert not errors
