@@ -240,7 +240,6 @@ def _render_replay(path: Path, out: Path, fps: float) -> None:
         if not replays:
             raise ReplayError(f"{path} holds no replays")
         if out.suffix.lower() == ".html":
-            out.parent.mkdir(parents=True, exist_ok=True)
             write_viewer(out, replays, f"{path.name}: {replays[0]['task_id']}")
             what = f"{len(replays)} episode(s)"
         else:

@@ -124,8 +124,7 @@ def save(root: Path, slug: str, replays: list[dict[str, Any]]) -> str:
     from aht_bench.evaluation.replay import write_replays
 
     path = replays_path(root, slug)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_replays(path, replays)
+    write_replays(path, replays)  # atomic_write_bytes makes the folder
     return _sha256(path.read_bytes())
 
 
