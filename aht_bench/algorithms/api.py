@@ -38,10 +38,12 @@ import numpy as np
 
 from aht_bench.algorithms.common import (
     canonical_task_id,
+    check_hidden,
     check_task_id,
     iterations_done,
     lookup_preset,
     require,
+    require_at_least,
     run_iterations,
     stack_seeds,
     stack_trees,
@@ -111,6 +113,30 @@ class TaskConfig:
         """Joint env steps per seed after `done` iterations (every iteration the same size
         unless a config says otherwise)."""
         return done * self.env_steps_per_iteration
+
+
+BR_HEAD = 0
+"""The teammate's value head for returns with its best response, in every method of a
+`TeammateBRConfig` (ROTATE's `sigma^{-i,BR}`; CoMeDi's SP and MP)."""
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TeammateBRConfig(TaskConfig):
+    """`TaskConfig` plus the architectures of a method that trains each teammate beside its best
+    response, for a recurrent ego (`common.teammate_networks`: ROTATE, CoMeDi, PAIRED), checked
+    once."""
+
+    teammate_hidden: tuple[int, ...] = (64, 64)
+    """Hidden layer sizes of the teammates' actor and critic MLPs."""
+    best_response_hidden: tuple[int, ...] = (64, 64)
+    """Hidden layer sizes of the best responses' actor and critic MLPs."""
+    ego_hidden: int = 64
+    """GRU state size of the ego agent."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_hidden(self, "teammate_hidden", "best_response_hidden")
+        require_at_least(self, 1, "ego_hidden")
 
 
 class Result(NamedTuple, Generic[S]):

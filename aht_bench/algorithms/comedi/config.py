@@ -12,9 +12,8 @@ import dataclasses
 import jax
 
 from aht_bench.algorithms import two_stage
-from aht_bench.algorithms.api import TaskConfig
+from aht_bench.algorithms.api import BR_HEAD, TeammateBRConfig
 from aht_bench.algorithms.common import (
-    check_hidden,
     require,
     require_at_least,
     require_chunks,
@@ -28,8 +27,6 @@ TEAMMATE_SEAT = 1
 """The seat of the teammate being trained (and of every teammate in the population)."""
 PARTNER_SEAT = 0
 """The seat of its partners: its BR, the earlier teammates, the mixed partner, the ego."""
-BR_HEAD = 0
-"""The teammate's value head for returns with its best response (SP, MP)."""
 XP_HEAD = 1
 """The teammate's value head for returns with earlier teammate j is `XP_HEAD + j`."""
 ROLLOUTS_PER_UPDATE = 4
@@ -40,7 +37,7 @@ ROLLOUTS_PER_UPDATE = 4
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class CoMeDiConfig(TaskConfig):
+class CoMeDiConfig(TeammateBRConfig):
     """A CoMeDi run (Table comedi-tg-hyperparams; the ego stage Table ppo_ego_tm_hyperparams)."""
 
     population_size: int
@@ -66,17 +63,10 @@ class CoMeDiConfig(TaskConfig):
     """PPO hyperparameters of the ego agent (ego table: LR ... Anneal LR)."""
     ego_iterations: int
     """Run-loop iterations (checkpoints) the ego stage is split into."""
-    teammate_hidden: tuple[int, ...] = (64, 64)
-    """Hidden layer sizes of the teammates' actor and critic MLPs."""
-    best_response_hidden: tuple[int, ...] = (64, 64)
-    """Hidden layer sizes of the best responses' actor and critic MLPs."""
-    ego_hidden: int = 64
-    """GRU state size of the ego agent."""
 
     def __post_init__(self) -> None:
-        super().__post_init__()  # task_id, shaping, shaped_reward_coef
-        check_hidden(self, "teammate_hidden", "best_response_hidden")
-        require_at_least(self, 1, "population_size", "rollout_length", "ego_num_envs", "ego_hidden")
+        super().__post_init__()  # task fields, architectures
+        require_at_least(self, 1, "population_size", "rollout_length", "ego_num_envs")
         require(
             self.num_envs >= max(self.population_size - 1, 1),
             "num_envs",

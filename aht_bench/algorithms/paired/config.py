@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from aht_bench.algorithms.api import TaskConfig
+from aht_bench.algorithms.api import BR_HEAD, TeammateBRConfig
 from aht_bench.algorithms.common import (
-    check_hidden,
     require,
     require_at_least,
     require_seat,
     require_teammate_and_ego_minibatches,
 )
-from aht_bench.algorithms.rotate import BR_HEAD, EGO_HEAD
+from aht_bench.algorithms.rotate import EGO_HEAD
 from aht_bench.training.config import PPOConfig
 from aht_bench.training.streams import LossTerm
 
@@ -25,7 +24,7 @@ from aht_bench.training.streams import LossTerm
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class PairedConfig(TaskConfig):
+class PairedConfig(TeammateBRConfig):
     """A PAIRED run (paper Table paired_hyperparams)."""
 
     total_timesteps: int
@@ -41,19 +40,12 @@ class PairedConfig(TaskConfig):
     """PPO hyperparameters of the teammate and its best response (table: LR, Epochs, ...)."""
     ego_ppo: PPOConfig
     """PPO hyperparameters of the ego agent (the same table rows in the `paper` preset)."""
-    teammate_hidden: tuple[int, ...] = (64, 64)
-    """Hidden layer sizes of the teammate's actor and critic MLPs."""
-    best_response_hidden: tuple[int, ...] = (64, 64)
-    """Hidden layer sizes of the best response's actor and critic MLPs."""
-    ego_hidden: int = 64
-    """GRU state size of the ego agent."""
     ego_seat: int = 0
     """The seat of the ego agent and of the best response; the teammate plays the other."""
 
     def __post_init__(self) -> None:
-        super().__post_init__()  # task_id, shaping, shaped_reward_coef
-        check_hidden(self, "teammate_hidden", "best_response_hidden")
-        require_at_least(self, 1, "iterations", "num_envs", "rollout_length", "ego_hidden")
+        super().__post_init__()  # task fields, architectures
+        require_at_least(self, 1, "iterations", "num_envs", "rollout_length")
         require_seat("ego_seat", self.ego_seat)
         require(
             self.total_timesteps >= self.iterations * self.batch_size,

@@ -10,10 +10,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from aht_bench.algorithms.api import TaskConfig
+from aht_bench.algorithms.api import BR_HEAD, TeammateBRConfig
 from aht_bench.algorithms.common import (
     check_choice,
-    check_hidden,
     require_at_least,
     require_one_update,
     require_seat,
@@ -33,8 +32,6 @@ LEGACY_FIELDS = {"branch_weights": "teammate_objective"}
 """Config field names older aht-bench wrote -> today's (`RotateConfig.upgrade_legacy`)."""
 LEGACY_OBJECTIVES = {"unit": "transition_mean", "per_start_state": "eq7"}
 """`branch_weights` values older aht-bench wrote -> today's `teammate_objective` values."""
-BR_HEAD = 0
-"""The teammate's value head for returns with its best response (`sigma^{-i,BR}`)."""
 EGO_HEAD = 1
 """The teammate's value head for returns with the ego agent (`sigma^{-i,ego}`)."""
 
@@ -43,7 +40,7 @@ EGO_HEAD = 1
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
-class RotateConfig(TaskConfig):
+class RotateConfig(TeammateBRConfig):
     """A ROTATE run (paper Table rotate_hyperparams; "(T)" rows are `teammate_ppo`)."""
 
     iterations: int
@@ -73,12 +70,6 @@ class RotateConfig(TaskConfig):
     """alpha of CoMeDi: weight of the XP term (variant `mixed_play` only)."""
     mixed_play_coef: float = 1.0
     """beta of CoMeDi: weight of the mixed-play return term (variant `mixed_play` only)."""
-    teammate_hidden: tuple[int, ...] = (64, 64)
-    """Hidden layer sizes of the teammate's actor and critic MLPs."""
-    best_response_hidden: tuple[int, ...] = (64, 64)
-    """Hidden layer sizes of the best response's actor and critic MLPs."""
-    ego_hidden: int = 64
-    """GRU state size of the ego agent."""
     ego_seat: int = 0
     """The seat of the ego agent and of the best response; the teammate plays the other."""
     reset_ego_critic: bool = True
@@ -89,13 +80,12 @@ class RotateConfig(TaskConfig):
     read as `transition_mean` and `eq7`."""
 
     def __post_init__(self) -> None:
-        super().__post_init__()  # task_id, shaping, shaped_reward_coef
+        super().__post_init__()  # task fields, architectures
         check_choice("variant", self.variant, VARIANTS)
         objective = LEGACY_OBJECTIVES.get(self.teammate_objective, self.teammate_objective)
         object.__setattr__(self, "teammate_objective", objective)
         check_choice("teammate_objective", objective, TEAMMATE_OBJECTIVES)
-        check_hidden(self, "teammate_hidden", "best_response_hidden")
-        require_at_least(self, 1, "iterations", "num_envs", "rollout_length", "ego_hidden")
+        require_at_least(self, 1, "iterations", "num_envs", "rollout_length")
         require_seat("ego_seat", self.ego_seat)
         weights = ("competence_weight_xp", "competence_weight_sp", "competence_weight_p0")
         require_at_least(self, 0, *weights, "mixed_play_xp_coef", "mixed_play_coef")
