@@ -88,7 +88,7 @@ def test_loss_terms_by_hand():
         ("c1-br2", 0.25, False, -1.0, 1, False),
         ("c2-br2", 1.5, False, 1.0, 2, False),
     ]
-    table = brdiv.term_table(config, brdiv.BEST_RESPONSE)
+    table = brdiv.core.term_table(config, brdiv.config.BEST_RESPONSE)
     np.testing.assert_array_equal(
         table.coef, [[1.5, 0.25, 0.25], [0.25, 1.5, 0.25]] + [[0.25] * 2 + [1.5]]
     )
@@ -159,8 +159,8 @@ def test_streams_and_loss_by_hand():
     trajectories = jax.tree.map(
         lambda *xs: jnp.stack(xs), *[jax.tree.map(lambda *y: jnp.stack(y), *row) for row in pairs]
     )
-    confederates = brdiv.core._side_streams(trajectories, brdiv.CONFEDERATE, config)
-    best_responses = brdiv.core._side_streams(trajectories, brdiv.BEST_RESPONSE, config)
+    confederates = brdiv.core._side_streams(trajectories, brdiv.config.CONFEDERATE, config)
+    best_responses = brdiv.core._side_streams(trajectories, brdiv.config.BEST_RESPONSE, config)
     sp, xp = _learner(confederates, 0)  # confederate 0: pairs (0, 0), (0, 1)
     np.testing.assert_array_equal(np.asarray(sp.weights)[:, 0], [2.0, 2.0])
     np.testing.assert_array_equal(np.asarray(xp.weights)[:, 0], [0.5, 0.5])
@@ -263,8 +263,8 @@ def test_paper_presets_follow_the_table():
         "coord_ring": (3.8e8, 0.005, 3, 128, 1e-5, 0.05, 0.1),
         "forced_coord": (3.8e8, 0.01, 3, 128, 5e-4, 0.01, 0.05),
     }
-    assert {registry.resolve(t) for t in table} <= set(brdiv.PAPER_TASKS)
-    assert set(brdiv.PAPER_TASKS) == set(brdiv.PRESETS["paper"])
+    assert {registry.resolve(t) for t in table} <= set(brdiv.presets.PAPER_TASKS)
+    assert set(brdiv.presets.PAPER_TASKS) == set(brdiv.PRESETS["paper"])
     for task, (steps, xp, size, envs, lr, ent, clip) in table.items():
         c = brdiv.preset("paper", task)
         ppo = c.generation_ppo
@@ -502,7 +502,7 @@ def test_population_and_best_responses_of_a_state():
 
         return jax.tree.map(leaf, shapes)
 
-    buffer = brdiv.PairPopulation(confederates=stacked(0), best_responses=stacked(100))
+    buffer = brdiv.core.PairPopulation(confederates=stacked(0), best_responses=stacked(100))
     state = brdiv.BRDivState(
         ego=cast(Any, None),
         buffer=buffer,

@@ -41,13 +41,13 @@ def test_coalition_values_and_shapley_values_by_hand():
     #   v(A) = 4, v(B) = 6, v(C) = 2
     #   v(AB) = (4 + 6 + 2 * 2) / 4 = 3.5, v(AC) = (4 + 2 + 0) / 4 = 1.5,
     #   v(BC) = (6 + 2 + 2 * 1) / 4 = 2.5, v(ABC) = (4 + 6 + 2 + 2 * (2 + 0 + 1)) / 9 = 2
-    values = cole.coalition_values(M)  # indexed by bit mask: bit 0 = A, bit 1 = B, bit 2 = C
+    values = cole.core.coalition_values(M)  # indexed by bit mask: bit 0 = A, bit 1 = B, bit 2 = C
     np.testing.assert_allclose(values, [0, 4, 6, 3.5, 2, 1.5, 2.5, 2.0])
     # phi_i = 1/3 v(i) + 1/6 (v(ij) - v(j)) + 1/6 (v(ik) - v(k)) + 1/3 (v(ijk) - v(jk)):
     #   phi_A = 4/3 + (3.5 - 6)/6 + (1.5 - 2)/6 + (2 - 2.5)/3 = 2/3
     #   phi_B = 6/3 + (3.5 - 4)/6 + (2.5 - 2)/6 + (2 - 1.5)/3 = 13/6
     #   phi_C = 2/3 + (1.5 - 4)/6 + (2.5 - 6)/6 + (2 - 3.5)/3 = -5/6
-    phi = cole.shapley_values(M)
+    phi = cole.core.shapley_values(M)
     np.testing.assert_allclose(phi, [2 / 3, 13 / 6, -5 / 6], rtol=1e-12)
     assert math.isclose(phi.sum(), 2.0)  # efficiency: sum phi = v(ABC)
 
@@ -75,14 +75,14 @@ def test_shapley_values_match_the_permutation_definition():
     for n in (1, 2, 4, 6):
         payoffs = rng.uniform(0, 10, (n, n))  # not symmetric: the formula must not assume it
         np.testing.assert_allclose(
-            cole.shapley_values(payoffs), _shapley_by_permutations(payoffs), rtol=1e-10
+            cole.core.shapley_values(payoffs), _shapley_by_permutations(payoffs), rtol=1e-10
         )
     with pytest.raises(ValueError, match="square"):
-        cole.shapley_values(np.zeros((2, 3)))
+        cole.core.shapley_values(np.zeros((2, 3)))
 
 
 def test_partner_distribution_by_hand():
-    phi = cole.shapley_values(M)  # 2/3, 13/6, -5/6
+    phi = cole.core.shapley_values(M)  # 2/3, 13/6, -5/6
     # incompatibility u = (max phi - phi) / (max - min) = (13/6 - phi) / 3 = (0.5, 0, 1)
     # alpha = 1.5: q proportional to exp(1.5 u) = (e^0.75, 1, e^1.5)
     q = np.array([math.exp(0.75), 1.0, math.exp(1.5)])
@@ -91,16 +91,16 @@ def test_partner_distribution_by_hand():
     bonus = 0.4 * np.sqrt(math.log(4.0) / np.array([3.0, 2.0, 1.0]))  # (0.27191, 0.33302, 0.47096)
     expected = (q + bonus) / (q + bonus).sum()
     counts = np.array([2.0, 1.0, 0.0])
-    p = cole.partner_distribution(phi, counts, alpha=1.5, c_uct=0.4)
+    p = cole.core.partner_distribution(phi, counts, alpha=1.5, c_uct=0.4)
     np.testing.assert_allclose(p, expected, rtol=1e-12)
     np.testing.assert_allclose(p, [0.265192, 0.223818, 0.510990], atol=1e-6)
     # C, the least compatible, is drawn most; A (n = 2) less than its priority alone says
     # alpha = 0 and no bonus: uniform; no counts yet (N = 0): no bonus
-    np.testing.assert_allclose(cole.partner_distribution(phi, counts, 0.0, 0.0), [1 / 3] * 3)
-    np.testing.assert_allclose(cole.partner_distribution(phi, np.zeros(3), 1.5, 0.4), q)
+    np.testing.assert_allclose(cole.core.partner_distribution(phi, counts, 0.0, 0.0), [1 / 3] * 3)
+    np.testing.assert_allclose(cole.core.partner_distribution(phi, np.zeros(3), 1.5, 0.4), q)
     # equal Shapley values: every member equally incompatible
     np.testing.assert_allclose(
-        cole.partner_distribution(np.ones(2), np.zeros(2), 1.5, 0.0), [0.5, 0.5]
+        cole.core.partner_distribution(np.ones(2), np.zeros(2), 1.5, 0.0), [0.5, 0.5]
     )
 
 
@@ -108,30 +108,30 @@ def test_partner_weights_of_a_buffer():
     config = _config(population_size=4, alpha=1.5, c_uct=0.4)
     padded = np.zeros((4, 4))
     padded[:3, :3] = M
-    buffer = cole.ColeBuffer(
+    buffer = cole.core.ColeBuffer(
         members=None,
         cross_play=jnp.asarray(padded),
         partner_counts=jnp.array([2.0, 1.0, 0.0, 0.0]),
         count=jnp.int32(3),
     )
-    weights = cole.partner_weights(buffer, config)
+    weights = cole.core.partner_weights(buffer, config)
     np.testing.assert_allclose(weights, [0.265192, 0.223818, 0.510990, 0.0], atol=1e-6)
     # the first member: all weight on slot 0, where the learner itself sits (self-play)
     empty = buffer._replace(count=jnp.int32(0))
-    np.testing.assert_array_equal(cole.partner_weights(empty, config), [1.0, 0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(cole.core.partner_weights(empty, config), [1.0, 0.0, 0.0, 0.0])
 
 
 def test_ego_is_the_member_with_the_highest_mean_cross_play():
     padded = np.zeros((4, 4))
     padded[:3, :3] = M
     # self-play excluded: A (2 + 0) / 2 = 1, B (2 + 1) / 2 = 1.5, C (0 + 1) / 2 = 0.5
-    scores = np.asarray(cole.mean_cross_play(padded, 3))
+    scores = np.asarray(cole.core.mean_cross_play(padded, 3))
     np.testing.assert_allclose(scores[:3], [1.0, 1.5, 0.5])
     assert scores[3] == -np.inf and int(np.argmax(scores)) == 1
     # A and B only: (2, 2), a tie, the first wins; a population of one: its self-play return
-    np.testing.assert_allclose(np.asarray(cole.mean_cross_play(padded, 2))[:2], [2.0, 2.0])
-    assert int(np.argmax(cole.mean_cross_play(padded, 2))) == 0
-    assert float(cole.mean_cross_play(padded, 1)[0]) == 4.0
+    np.testing.assert_allclose(np.asarray(cole.core.mean_cross_play(padded, 2))[:2], [2.0, 2.0])
+    assert int(np.argmax(cole.core.mean_cross_play(padded, 2))) == 0
+    assert float(cole.core.mean_cross_play(padded, 1)[0]) == 4.0
 
 
 def test_member_trains_in_both_seats_with_the_standard_loss():
@@ -141,7 +141,8 @@ def test_member_trains_in_both_seats_with_the_standard_loss():
     assert pairings.seat0.learners == pairings.seat1.learners == (0,)
     assert pairings.cross.learners == ()
     terms = [
-        (t.data, t.coef, t.timestep_weighted, t.sign, t.value_head) for t in cole.MEMBER_LOSS_TERMS
+        (t.data, t.coef, t.timestep_weighted, t.sign, t.value_head)
+        for t in cole.core.MEMBER_LOSS_TERMS
     ]
     assert terms == [("seat0", 1.0, False, 1.0, 0), ("seat1", 1.0, False, 1.0, 0)]
     nets = cole.networks(config)
@@ -228,7 +229,7 @@ def test_paper_presets_follow_the_table():
     cc = cole.preset("paper", "counter_circuit")
     assert abs(cc.population_size * cc.timesteps_per_iteration - 440_000_000) < 1_000_000
     for name, table in cole.PRESETS.items():
-        assert sorted(table) == sorted(cole.PAPER_TASKS), name
+        assert sorted(table) == sorted(cole.presets.PAPER_TASKS), name
     with pytest.raises(KeyError, match="Did you mean 'quick'"):
         cole.preset("quik", "lbf")
 
@@ -346,7 +347,7 @@ def test_tiny_run_learns_and_keeps_the_cross_play_matrix_and_the_ego(tiny_runs: 
         )
         np.testing.assert_allclose(rows[2]["xp_return"][s], xp[s, 2, :2].mean(), rtol=1e-6)
         # the ego: the argmax of the mean cross-play, and the saved ego policy is that member
-        best = int(np.argmax(cole.mean_cross_play(xp[s], 3)))
+        best = int(np.argmax(cole.core.mean_cross_play(xp[s], 3)))
         assert rows[-1]["ego_index"][s] == best
         _, ego = load_policy(run.policies / "final" / f"seed{s}-ego.safetensors")
         members = load_population(run.policies / "final" / f"seed{s}-population.safetensors")

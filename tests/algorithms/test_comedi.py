@@ -124,15 +124,15 @@ DATA = {
 
 def test_xp_envs_are_split_among_earlier_teammates_and_comp_is_the_most_compatible():
     xp = DATA["xp"][0]
-    np.testing.assert_array_equal(comedi.xp_slots(5, 2), [0, 1, 0, 1, 0])
-    np.testing.assert_array_equal(comedi.xp_slots(3, 0), [0, 0, 0])  # no earlier teammate yet
+    np.testing.assert_array_equal(comedi.core.xp_slots(5, 2), [0, 1, 0, 1, 0])
+    np.testing.assert_array_equal(comedi.core.xp_slots(3, 0), [0, 0, 0])  # no earlier teammate yet
     # mean reward per step: teammate 0 (env 0) (2 + 4) / 2 = 3, teammate 1 (env 1) 15;
     # slot 2 is not filled yet
-    np.testing.assert_array_equal(comedi.compatibility(xp, 2), [3.0, 15.0, -np.inf])
-    assert int(comedi.choose_comp(xp, 2)) == 1
+    np.testing.assert_array_equal(comedi.core.compatibility(xp, 2), [3.0, 15.0, -np.inf])
+    assert int(comedi.core.choose_comp(xp, 2)) == 1
     # with one earlier teammate both envs play it
-    np.testing.assert_array_equal(comedi.compatibility(xp, 1), [9.0, -np.inf, -np.inf])
-    assert int(comedi.choose_comp(xp, 1)) == 0
+    np.testing.assert_array_equal(comedi.core.compatibility(xp, 1), [9.0, -np.inf, -np.inf])
+    assert int(comedi.core.choose_comp(xp, 1)) == 0
 
 
 @pytest.mark.parametrize(
@@ -150,7 +150,7 @@ def test_xp_envs_are_split_among_earlier_teammates_and_comp_is_the_most_compatib
 )
 def test_teammate_loss_is_eq_mp_regret_obj_by_hand(comp, policy_loss, value_loss):
     config = _config(xp_coef=0.5, mp_coef=2.0, teammate_ppo=PPO)
-    streams = comedi.teammate_streams(config, DATA, comp, count=2)
+    streams = comedi.core.teammate_streams(config, DATA, comp, count=2)
     params = {"s": jnp.float32(0.0), "v": jnp.float32(1.0)}
     loss, metrics = ppo_loss(params, LinearNet(), streams, PPO, recurrent=False)
     # entropy once over the 4 + 2 + 4 valid transitions of the uniform policy: -log 3
@@ -163,16 +163,16 @@ def test_teammate_loss_is_eq_mp_regret_obj_by_hand(comp, policy_loss, value_loss
 
 def test_loss_terms_coefficients_signs_and_heads():
     config = _config(xp_coef=0.6, mp_coef=1.0)
-    terms = comedi.teammate_loss_terms(config)
+    terms = comedi.config.teammate_loss_terms(config)
     as_rows = [(t.data, t.coef, t.timestep_weighted, t.sign, t.value_head) for t in terms]
     assert as_rows == [
-        ("sp", 1.0, False, 1.0, comedi.BR_HEAD),
-        ("xp", 0.6, False, -1.0, comedi.XP_HEAD),
-        ("mp", 1.0, False, 1.0, comedi.BR_HEAD),
+        ("sp", 1.0, False, 1.0, comedi.config.BR_HEAD),
+        ("xp", 0.6, False, -1.0, comedi.config.XP_HEAD),
+        ("mp", 1.0, False, 1.0, comedi.config.BR_HEAD),
     ]
-    assert (comedi.BR_HEAD, comedi.XP_HEAD) == (0, 1)
-    assert [t.value_head for t in comedi.with_xp_head(terms, 1)] == [0, 2, 0]
-    sp, xp, mp = comedi.teammate_streams(config, DATA, 1, count=2)
+    assert (comedi.config.BR_HEAD, comedi.config.XP_HEAD) == (0, 1)
+    assert [t.value_head for t in comedi.config.with_xp_head(terms, 1)] == [0, 2, 0]
+    sp, xp, mp = comedi.core.teammate_streams(config, DATA, 1, count=2)
     assert [float(s.sign) for s in (sp, xp, mp)] == [1.0, -1.0, 1.0]
     assert [int(s.value_head) for s in (sp, xp, mp)] == [0, 2, 0]
     np.testing.assert_array_equal(np.asarray(xp.weights), np.float32(0.6))
@@ -180,10 +180,10 @@ def test_loss_terms_coefficients_signs_and_heads():
     np.testing.assert_array_equal(np.asarray(xp.mask), [[False, True], [False, True]])
     assert bool(jnp.all(sp.mask)) and bool(jnp.all(mp.mask))
     # the first teammate: self-play only, for it and its BR
-    (first,) = comedi.teammate_streams(config, {"sp": DATA["sp"]}, None, count=0)
+    (first,) = comedi.core.teammate_streams(config, {"sp": DATA["sp"]}, None, count=0)
     assert (float(first.sign), int(first.value_head)) == (1.0, 0)
-    assert [t.data for t in comedi.best_response_loss_terms(first=True)] == ["sp"]
-    br = comedi.best_response_loss_terms(first=False)
+    assert [t.data for t in comedi.config.best_response_loss_terms(first=True)] == ["sp"]
+    br = comedi.config.best_response_loss_terms(first=False)
     assert [(t.data, t.coef, t.sign, t.value_head) for t in br] == [
         ("sp", 1.0, 1.0, 0),
         ("mp", 1.0, 1.0, 0),
@@ -213,8 +213,8 @@ def test_xp_rollout_plays_earlier_teammate_env_mod_count_and_finds_comp():
     _, xp = rollout(env, pairing, params, start, jax.random.PRNGKey(2), 3)
     # envs 1, 3, 5 play teammate 1 (B with B: 1), envs 0, 2, 4 teammate 0 (A with B: 0)
     np.testing.assert_array_equal(np.asarray(xp.learners[0].rewards), [[0, 1] * 3] * 3)
-    np.testing.assert_array_equal(comedi.compatibility(xp, 2), [0.0, 1.0, -np.inf])
-    assert int(comedi.choose_comp(xp, 2)) == 1
+    np.testing.assert_array_equal(comedi.core.compatibility(xp, 2), [0.0, 1.0, -np.inf])
+    assert int(comedi.core.choose_comp(xp, 2)) == 1
 
 
 def test_mixed_partner_plays_comp_or_br_with_probability_one_half():
@@ -268,8 +268,8 @@ def test_budgets_and_env_steps_per_iteration():
         69152,
         69184,
     ]
-    assert config.ego_config.learner_seat == comedi.PARTNER_SEAT == 0
-    assert comedi.TEAMMATE_SEAT == 1
+    assert config.ego_config.learner_seat == comedi.config.PARTNER_SEAT == 0
+    assert comedi.config.TEAMMATE_SEAT == 1
     assert hash(config) == hash(_config())  # a static jit argument
 
 
@@ -295,7 +295,7 @@ def test_paper_presets_follow_the_table():
         "coord_ring": (3.8e7, 1e-3, 0.005, 0.3, 0.7, 0.4),
         "forced_coord": (3.8e7, 5e-4, 0.01, 0.5, 0.3, 0.4),
     }
-    assert len(table) == 6 and len(comedi.PAPER_TASKS) == len(comedi.PRESETS["paper"])
+    assert len(table) == 6 and len(comedi.presets.PAPER_TASKS) == len(comedi.PRESETS["paper"])
     for task, (steps, lr, ent, clip, alpha, beta) in table.items():
         c = comedi.preset("paper", task)
         ppo = c.teammate_ppo

@@ -163,7 +163,7 @@ def test_the_teammate_lowers_the_fixed_egos_return():
     nets = rotate.networks(config)
     ego = init_params(nets.ego, jax.random.PRNGKey(1))
     teammate = init_params(nets.teammate, jax.random.PRNGKey(2))
-    phase = jax.jit(functools.partial(rotate.teammate_phase, config=config))
+    phase = jax.jit(functools.partial(rotate.core.teammate_phase, config=config))
     trained, best_response, metrics = phase(ego, teammate, None, jax.random.PRNGKey(3))
     assert best_response is None
     returns = np.asarray(metrics["xp_return"])  # (40,), one per update, 64 episodes each

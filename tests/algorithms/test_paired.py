@@ -75,7 +75,9 @@ def test_teammate_loss_is_per_trajectory_regret_by_hand():
     np.testing.assert_allclose(float(loss), expected, rtol=1e-6)
     sp, xp = streams
     assert [float(s.sign) for s in streams] == [1.0, -1.0]
-    assert [int(s.value_head) for s in streams] == [rotate.BR_HEAD, rotate.EGO_HEAD] == [0, 1]
+    assert (
+        [int(s.value_head) for s in streams] == [rotate.config.BR_HEAD, rotate.EGO_HEAD] == [0, 1]
+    )
     np.testing.assert_array_equal(np.asarray(sp.weights), 1.0)  # no t + 1 weights
     np.testing.assert_array_equal(np.asarray(xp.weights), 1.0)
     # the same as ROTATE's per-trajectory regret without its competence term (lambda = 0)
@@ -96,8 +98,8 @@ def test_teammate_loss_is_per_trajectory_regret_by_hand():
 def test_best_response_and_ego_train_by_plain_ppo_by_hand():
     config = _config()
     for terms, data in (
-        (paired.best_response_loss_terms(config), {"sp": (SP, 1)}),
-        (paired.ego_loss_terms(config), {"xp": (XP, 1)}),
+        (paired.config.best_response_loss_terms(config), {"sp": (SP, 1)}),
+        (paired.config.ego_loss_terms(config), {"xp": (XP, 1)}),
     ):
         (stream,) = loss_streams(terms, data, PPO)
         assert (float(stream.sign), int(stream.value_head)) == (1.0, 0)
@@ -151,7 +153,7 @@ TABLE = {
 
 
 def test_paper_presets_follow_the_table():
-    assert len(paired.PRESETS["paper"]) == len(paired.PAPER_TASKS) and len(TABLE) == 6
+    assert len(paired.PRESETS["paper"]) == len(paired.presets.PAPER_TASKS) and len(TABLE) == 6
     for task, (steps, lr, minibatches, ent, clip) in TABLE.items():
         config = paired.preset("paper", task)
         assert (config.total_timesteps, config.iterations, config.num_envs) == (steps, 10, 16)
@@ -169,7 +171,7 @@ def test_paper_presets_follow_the_table():
         assert 0 <= steps - spent < config.iterations * config.batch_size
     assert paired.preset("paper", "lbf").env_steps_per_iteration * 10 == 359_997_440
     for name, table in paired.PRESETS.items():
-        assert set(table) == set(paired.PAPER_TASKS), name
+        assert set(table) == set(paired.presets.PAPER_TASKS), name
         for task_id in table:
             assert paired.preset(name, task_id).canonical_task_id == task_id
     with pytest.raises(KeyError, match="Did you mean 'quick'"):

@@ -109,7 +109,9 @@ def test_teammate_streams_weights_signs_and_heads():
     assert [float(s.sign) for s in (sp, sxp, xp, xsp)] == [1.0, 1.0, -1.0, -1.0]
     heads = [int(s.value_head) for s in (sp, sxp, xp, xsp)]
     assert (
-        heads == [rotate.BR_HEAD, rotate.BR_HEAD, rotate.EGO_HEAD, rotate.EGO_HEAD] == [0, 0, 1, 1]
+        heads
+        == [rotate.config.BR_HEAD, rotate.config.BR_HEAD, rotate.EGO_HEAD, rotate.EGO_HEAD]
+        == [0, 0, 1, 1]
     )
     # the BR: L_BR on SP + SXP, unit weights, positive sign, its own (single) critic
     br_terms = rotate.best_response_loss_terms(config)
@@ -209,10 +211,10 @@ def test_networks_and_buffer_layout():
     leaves = jax.tree.leaves(state.buffer.teammates) + jax.tree.leaves(state.buffer.best_responses)
     assert all(x.shape[0] == config.iterations for x in leaves)
     one, two = (TeammateBuffer(None, None, jnp.int32(n)) for n in (1, 2))
-    np.testing.assert_array_equal(rotate.buffer_weights(one, config), [1.0, 0.0])
-    np.testing.assert_array_equal(rotate.buffer_weights(two, config), [1.0, 1.0])
+    np.testing.assert_array_equal(rotate.core.buffer_weights(one, config), [1.0, 0.0])
+    np.testing.assert_array_equal(rotate.core.buffer_weights(two, config), [1.0, 1.0])
     no_buffer = dataclasses.replace(config, variant="no_buffer")
-    np.testing.assert_array_equal(rotate.buffer_weights(two, no_buffer), [0.0, 1.0])
+    np.testing.assert_array_equal(rotate.core.buffer_weights(two, no_buffer), [0.0, 1.0])
 
 
 # SP and XP as in DATA; the branch streams now hold several episodes (`starts`):

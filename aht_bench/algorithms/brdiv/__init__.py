@@ -63,53 +63,25 @@ from __future__ import annotations
 from aht_bench.algorithms import two_stage
 from aht_bench.algorithms.api import Method
 from aht_bench.algorithms.brdiv.config import (
-    BEST_RESPONSE,
-    CONFEDERATE,
     BRDivConfig,
     best_response_loss_terms,
     confederate_loss_terms,
-    pair_name,
 )
 from aht_bench.algorithms.brdiv.core import (
     REPORT,
     BRDivState,
-    GenerationState,
-    Networks,
-    PairPopulation,
-    TermTable,
     best_responses,
-    cross_play_matrix,
-    generation_chunk_seeds,
-    generation_update,
     init,
     networks,
-    pair_rollouts,
     population,
     step,
-    term_table,
 )
-from aht_bench.algorithms.brdiv.presets import (
-    PAPER_TASKS,
-    PRESETS,
-)
+from aht_bench.algorithms.brdiv.presets import PRESETS
 
 __all__ = [  # what the package re-exports besides what METHOD is built from
-    "BEST_RESPONSE",
-    "CONFEDERATE",
-    "GenerationState",
-    "Networks",
-    "PAPER_TASKS",
-    "PairPopulation",
-    "TermTable",
     "best_response_loss_terms",
     "best_responses",
     "confederate_loss_terms",
-    "cross_play_matrix",
-    "generation_chunk_seeds",
-    "generation_update",
-    "pair_name",
-    "pair_rollouts",
-    "term_table",
 ]
 
 _EXHAUSTED = "raise ego_iterations or generation_iterations only in a new run"

@@ -74,53 +74,16 @@ aht_bench.algorithms only.
 from __future__ import annotations
 
 from aht_bench.algorithms.api import Method
-from aht_bench.algorithms.cole.config import (
-    MAX_POPULATION,
-    ColeConfig,
-)
+from aht_bench.algorithms.cole.config import ColeConfig
 from aht_bench.algorithms.cole.core import (
-    MEMBER_LOSS_TERMS,
     REPORT,
-    ColeBuffer,
     ColeState,
-    MemberPhaseState,
-    Networks,
-    coalition_values,
-    cross_play_row,
-    first_episode_returns,
     init,
-    mean_cross_play,
-    member_phase,
     networks,
-    pair_return,
-    partner_distribution,
-    partner_weights,
     population,
-    shapley_values,
     step,
 )
-from aht_bench.algorithms.cole.presets import (
-    PAPER_TASKS,
-    PRESETS,
-)
-
-__all__ = [  # what the package re-exports besides what METHOD is built from
-    "ColeBuffer",
-    "MAX_POPULATION",
-    "MEMBER_LOSS_TERMS",
-    "MemberPhaseState",
-    "Networks",
-    "PAPER_TASKS",
-    "coalition_values",
-    "cross_play_row",
-    "first_episode_returns",
-    "mean_cross_play",
-    "member_phase",
-    "pair_return",
-    "partner_distribution",
-    "partner_weights",
-    "shapley_values",
-]
+from aht_bench.algorithms.cole.presets import PRESETS
 
 _EXHAUSTED = (
     "raise population_size= in the config to go on (the population has one slot per iteration)"

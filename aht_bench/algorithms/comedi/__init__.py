@@ -73,59 +73,18 @@ from __future__ import annotations
 
 from aht_bench.algorithms import two_stage
 from aht_bench.algorithms.api import Method
-from aht_bench.algorithms.comedi.config import (
-    BR_HEAD,
-    PARTNER_SEAT,
-    ROLLOUTS_PER_UPDATE,
-    TEAMMATE_SEAT,
-    XP_HEAD,
-    CoMeDiConfig,
-    best_response_loss_terms,
-    first_teammate_loss_terms,
-    teammate_loss_terms,
-    with_xp_head,
-)
+from aht_bench.algorithms.comedi.config import CoMeDiConfig
 from aht_bench.algorithms.comedi.core import (
     CoMeDiState,
-    EarlierTeammates,
-    GenerationState,
-    Networks,
-    choose_comp,
-    compatibility,
-    generation_phase,
     init,
     networks,
     population,
     step,
-    teammate_streams,
-    xp_slots,
 )
 from aht_bench.algorithms.comedi.presets import (
-    PAPER_TASKS,
     PRESETS,
     REPORT,
 )
-
-__all__ = [  # what the package re-exports besides what METHOD is built from
-    "BR_HEAD",
-    "EarlierTeammates",
-    "GenerationState",
-    "Networks",
-    "PAPER_TASKS",
-    "PARTNER_SEAT",
-    "ROLLOUTS_PER_UPDATE",
-    "TEAMMATE_SEAT",
-    "XP_HEAD",
-    "best_response_loss_terms",
-    "choose_comp",
-    "compatibility",
-    "first_teammate_loss_terms",
-    "generation_phase",
-    "teammate_loss_terms",
-    "teammate_streams",
-    "with_xp_head",
-    "xp_slots",
-]
 
 _EXHAUSTED = "raise ego_iterations or population_size in a new run to go on"
 """What to do once a run has done all its iterations."""

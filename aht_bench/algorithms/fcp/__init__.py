@@ -62,35 +62,16 @@ from __future__ import annotations
 
 from aht_bench.algorithms import two_stage
 from aht_bench.algorithms.api import Method
-from aht_bench.algorithms.fcp.config import (
-    FCPConfig,
-)
+from aht_bench.algorithms.fcp.config import FCPConfig
 from aht_bench.algorithms.fcp.core import (
     REPORT,
-    FCPBuffer,
     FCPState,
-    Networks,
     init,
     networks,
-    pool_weights,
     population,
     step,
-    team_states,
-    train_team,
 )
-from aht_bench.algorithms.fcp.presets import (
-    PAPER_TASKS,
-    PRESETS,
-)
-
-__all__ = [  # what the package re-exports besides what METHOD is built from
-    "FCPBuffer",
-    "Networks",
-    "PAPER_TASKS",
-    "pool_weights",
-    "team_states",
-    "train_team",
-]
+from aht_bench.algorithms.fcp.presets import PRESETS
 
 _EXHAUSTED = "raise ego_iterations or ego_timesteps in a new run to train longer"
 """What to do once a run has done all its iterations."""

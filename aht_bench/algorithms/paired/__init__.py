@@ -70,8 +70,6 @@ from __future__ import annotations
 from aht_bench.algorithms.api import Method
 from aht_bench.algorithms.paired.config import (
     PairedConfig,
-    best_response_loss_terms,
-    ego_loss_terms,
     teammate_loss_terms,
 )
 from aht_bench.algorithms.paired.core import (
@@ -82,19 +80,11 @@ from aht_bench.algorithms.paired.core import (
     networks,
     population,
     step,
-    update,
 )
-from aht_bench.algorithms.paired.presets import (
-    PAPER_TASKS,
-    PRESETS,
-)
+from aht_bench.algorithms.paired.presets import PRESETS
 
 __all__ = [  # what the package re-exports besides what METHOD is built from
-    "PAPER_TASKS",
-    "best_response_loss_terms",
-    "ego_loss_terms",
     "teammate_loss_terms",
-    "update",
 ]
 
 _EXHAUSTED = "raise iterations= (and total_timesteps=) in the config for a longer run"

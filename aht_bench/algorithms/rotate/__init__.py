@@ -80,13 +80,11 @@ from __future__ import annotations
 
 from aht_bench.algorithms.api import Method
 from aht_bench.algorithms.rotate.config import (
-    BR_HEAD,
     EGO_HEAD,
     LEGACY_FIELDS,
     LEGACY_OBJECTIVES,
     TEAMMATE_OBJECTIVES,
     V1_TEAMMATE_OBJECTIVE,
-    VARIANTS,
     RotateConfig,
     best_response_loss_terms,
     regret_loss_terms,
@@ -96,37 +94,23 @@ from aht_bench.algorithms.rotate.core import (
     REPORT,
     Networks,
     RotateState,
-    TeammatePhaseState,
-    buffer_weights,
-    ego_phase,
     init,
     networks,
     population,
     step,
-    teammate_phase,
 )
-from aht_bench.algorithms.rotate.presets import (
-    PAPER_TASKS,
-    PRESETS,
-)
+from aht_bench.algorithms.rotate.presets import PRESETS
 
 __all__ = [  # what the package re-exports besides what METHOD is built from
-    "BR_HEAD",
     "EGO_HEAD",
     "LEGACY_FIELDS",
     "LEGACY_OBJECTIVES",
     "Networks",
-    "PAPER_TASKS",
     "TEAMMATE_OBJECTIVES",
-    "TeammatePhaseState",
     "V1_TEAMMATE_OBJECTIVE",
-    "VARIANTS",
     "best_response_loss_terms",
-    "buffer_weights",
-    "ego_phase",
     "regret_loss_terms",
     "teammate_loss_terms",
-    "teammate_phase",
 ]
 
 _EXHAUSTED = "raise iterations= in the config to go on (the buffer has one slot per iteration)"
