@@ -16,13 +16,13 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from aht_bench.envs.wrappers import AutoReset
 from aht_bench.policies.population import Population, TeammateSet
 from aht_bench.training.config import BRConfig, EgoConfig
 from aht_bench.training.driver import Metrics, TrainResult, init_seeds, run
 from aht_bench.training.partners import SampledTeammate, TeammatePool, teammate_pool
 from aht_bench.training.ppo import LearnerState, make_optimizer, make_stream, ppo_update
 from aht_bench.training.rollout import (
+    LearnerSetup,
     Pairing,
     RolloutState,
     episode_stats,
@@ -45,12 +45,6 @@ class FixedPartnerState(NamedTuple):
     update_step: jax.Array  # () int32: updates done
 
 
-class _Setup(NamedTuple):
-    env: AutoReset
-    pairing: Pairing
-    optimizer: Any
-
-
 def as_pool(teammates: Teammates) -> TeammatePool:
     """A `TeammatePool` (uniform weights) from a Population, a TeammateSet or a pool."""
     if isinstance(teammates, TeammatePool):
@@ -64,7 +58,7 @@ def as_pool(teammates: Teammates) -> TeammatePool:
     )
 
 
-def _setup(config: BRConfig | EgoConfig, network: Any, pool: TeammatePool) -> _Setup:
+def _setup(config: BRConfig | EgoConfig, network: Any, pool: TeammatePool) -> LearnerSetup:
     env = make_env(config.task_id, config.shaping)
     if not 0 <= config.learner_seat < env.num_agents:
         raise ValueError(
@@ -79,7 +73,7 @@ def _setup(config: BRConfig | EgoConfig, network: Any, pool: TeammatePool) -> _S
         seats=(config.learner_seat,) + others,
         shaped_reward_coef=config.shaped_reward_coef,
     )
-    return _Setup(env, pairing, make_optimizer(config.ppo, config.num_updates))
+    return LearnerSetup(env, pairing, make_optimizer(config.ppo, config.num_updates))
 
 
 def init(

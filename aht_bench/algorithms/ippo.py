@@ -23,12 +23,12 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from aht_bench.envs.wrappers import AutoReset
 from aht_bench.policies.networks import MLPActorCritic
 from aht_bench.training.config import IPPOConfig
 from aht_bench.training.driver import Metrics, TrainResult, init_seeds, run
 from aht_bench.training.ppo import LearnerState, make_optimizer, make_stream, ppo_update
 from aht_bench.training.rollout import (
+    LearnerSetup,
     Pairing,
     RolloutState,
     episode_stats,
@@ -48,15 +48,8 @@ class IPPOState(NamedTuple):
     update_step: jax.Array  # () int32: updates done
 
 
-class _Setup(NamedTuple):
-    env: AutoReset
-    network: MLPActorCritic
-    pairing: Pairing
-    optimizer: Any
-
-
 @functools.lru_cache(maxsize=32)
-def _setup(config: IPPOConfig) -> _Setup:
+def _setup(config: IPPOConfig) -> LearnerSetup:
     env = make_env(config.task_id, config.shaping)
     network = MLPActorCritic(env.obs_dim, env.num_actions, num_value_heads=1, hidden=config.hidden)
     pairing = Pairing(
@@ -64,12 +57,14 @@ def _setup(config: IPPOConfig) -> _Setup:
         learners=tuple(range(env.num_agents)),
         shaped_reward_coef=config.shaped_reward_coef,
     )
-    return _Setup(env, network, pairing, make_optimizer(config.ppo, config.num_updates))
+    return LearnerSetup(env, pairing, make_optimizer(config.ppo, config.num_updates))
 
 
 def network(config: IPPOConfig) -> MLPActorCritic:
-    """The architecture of every IPPO agent of `config`."""
-    return _setup(config).network
+    """The architecture of every IPPO agent of `config` (every seat's policy)."""
+    policy = _setup(config).pairing.policies[0]
+    assert isinstance(policy, MLPActorCritic)
+    return policy
 
 
 def init(key: jax.Array, config: IPPOConfig) -> IPPOState:
@@ -77,7 +72,8 @@ def init(key: jax.Array, config: IPPOConfig) -> IPPOState:
     setup = _setup(config)
     num_agents = setup.env.num_agents
     key_params, key_envs, key = jax.random.split(key, 3)
-    agent_params = [init_params(setup.network, k) for k in jax.random.split(key_params, num_agents)]
+    keys = jax.random.split(key_params, num_agents)
+    agent_params = [init_params(network(config), k) for k in keys]
     params = jax.tree.map(lambda *xs: jnp.stack(xs), *agent_params)
     return IPPOState(
         learners=LearnerState(params, jax.vmap(setup.optimizer.init)(params)),
@@ -113,7 +109,7 @@ def update(state: IPPOState, config: IPPOConfig) -> tuple[IPPOState, Metrics]:
     # slower on XLA's CPU backend than two plain ones.
     updated = [
         ppo_update(
-            setup.network,
+            network(config),
             jax.tree.map(lambda x, i=i: x[i], state.learners),
             (make_stream(trajectory, i, config.ppo),),
             agent_key,

@@ -98,6 +98,15 @@ class Pairing:
         return tuple(self.seats.index(seat) for seat in range(len(self.seats)))
 
 
+class LearnerSetup(NamedTuple):
+    """What a single-phase trainer (`aht_bench.algorithms.ippo`, `.fixed_partner`) derives from
+    its config: the env, the pairing it plays and its learners' optimiser."""
+
+    env: AutoReset
+    pairing: Pairing
+    optimizer: Any  # optax.GradientTransformation (`ppo.make_optimizer`)
+
+
 class RolloutState(NamedTuple):
     """Where a batch of `E` envs stands between two rollouts (part of every train state)."""
 
