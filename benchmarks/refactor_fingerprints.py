@@ -4,6 +4,7 @@
     PYTHONPATH=<old checkout> python benchmarks/refactor_fingerprints.py heuristics
     PYTHONPATH=<old checkout> python benchmarks/refactor_fingerprints.py devset DIR
     PYTHONPATH=<old checkout> python benchmarks/refactor_fingerprints.py heldout v1|v2 DIR
+    PYTHONPATH=<old checkout> python benchmarks/refactor_fingerprints.py presets FILE
 
 - `heuristics`: six teams of Overcooked heuristics (roles and p) on every layout, v1 and v2, 16
   episodes of 400 steps each, half of them with the env taking uniform random actions instead;
@@ -15,6 +16,9 @@
 - `heldout v1|v2 DIR`: the tiny LBF builds of the slow tests (tests/heldout/test_heldout.py,
   test_bounds_v2.py) into DIR/set; writes DIR/manifest.stripped.json, the manifest without
   timings and library versions.
+- `presets FILE`: every preset config (each `paper` and `quick` preset of every iteration method
+  of `aht_bench.runs.ALGORITHMS` on every task, and of `ippo`, `br`, `ego`), field by field in
+  name order, as JSON into FILE; prints its sha256. Seconds, no training.
 
 `cmp` the written files of the two trees. Results: benchmarks/results/refactor_checks_issue31.txt.
 """
@@ -146,6 +150,33 @@ def heldout(version: str, root: Path) -> None:
     print("wrote", root / "manifest.stripped.json")
 
 
+def _fields(config: object) -> dict[str, object]:
+    return {f.name: repr(getattr(config, f.name)) for f in dataclasses.fields(config)}  # type: ignore[arg-type]
+
+
+def presets(path: Path) -> None:
+    import importlib
+
+    from aht_bench.runs import ALGORITHMS
+    from aht_bench.training import presets as stage_presets
+
+    out: dict[str, object] = {}
+    for name in sorted(ALGORITHMS):
+        if name in ("ippo", "br", "ego"):
+            for preset in ("paper", "quick"):
+                for task in stage_presets.PAPER_TASKS:
+                    config = stage_presets.get(name, preset, task)
+                    out[f"{name}/{preset}/{task}"] = _fields(config)
+            continue
+        module = importlib.import_module(f"aht_bench.algorithms.{name}")
+        for preset, tasks in module.PRESETS.items():
+            for task, config in tasks.items():
+                out[f"{name}/{preset}/{task}"] = _fields(config)
+    text = json.dumps(out, indent=1, sort_keys=True)
+    path.write_text(text)
+    print(len(out), "preset configs; sha256", hashlib.sha256(text.encode()).hexdigest())
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["heuristics"]:
         heuristics()
@@ -153,6 +184,8 @@ def main(argv: list[str]) -> int:
         devset(Path(argv[1]))
     elif argv[:1] == ["heldout"] and len(argv) == 3 and argv[1] in ("v1", "v2"):
         heldout(argv[1], Path(argv[2]))
+    elif argv[:1] == ["presets"] and len(argv) == 2:
+        presets(Path(argv[1]))
     else:
         print(__doc__, file=sys.stderr)
         return 2

@@ -68,7 +68,7 @@ from aht_bench.algorithms import rotate
 from aht_bench.algorithms.api import Method, TaskConfig
 from aht_bench.algorithms.rotate import RotateState
 from aht_bench.policies.population import Population
-from aht_bench.training import presets
+from aht_bench.training import paper_tables, presets
 from aht_bench.training.config import PPOConfig
 from aht_bench.training.report import IterationReport
 
@@ -154,8 +154,7 @@ def population(state: RotateState, config: MinimaxConfig, seed: int | None = 0) 
 
 REPORT = IterationReport(
     generation_curves=(("xp_return", "XP return (new teammate x ego), minimised", "C1"),),
-    progress_metrics=(("xp", "xp_return"), ("ego", "ego_return")),
-    diverged_fix="Lower teammate_ppo.learning_rate or ego_ppo.learning_rate",
+    generation_progress=(("xp", "xp_return"),),
 )
 """How `aht-bench train minimax` runs it: one step = one open-ended iteration."""
 
@@ -164,37 +163,11 @@ REPORT = IterationReport(
 
 PAPER_TASKS = presets.PAPER_TASKS
 
-# Table minimax_hyperparams, per task (bold values where the table searched):
-# (iterations, envs, ego timesteps/iter, teammate timesteps/iter,
-#  lr, epochs, minibatches, ent-coef, eps-clip, anneal lr)
-_PAPER_ROWS = presets.with_v2(
-    {
-        "lbf-v1": (30, 16, 2e6, 1e7, 1e-3, 15, 4, 0.03, 0.03, False),
-        "overcooked-cramped_room-v1": (30, 16, 2e6, 6e6, 1e-4, 15, 8, 0.1, 0.1, True),
-        "overcooked-asymm_advantages-v1": (30, 16, 2e6, 6e6, 1e-5, 15, 8, 0.05, 0.2, False),
-        "overcooked-counter_circuit-v1": (20, 16, 6e6, 1.6e7, 1e-5, 15, 8, 0.005, 0.05, False),
-        "overcooked-coord_ring-v1": (20, 16, 6e6, 1.6e7, 1e-4, 15, 8, 0.005, 0.1, False),
-        "overcooked-forced_coord-v1": (20, 16, 6e6, 1.6e7, 5e-5, 15, 8, 0.01, 0.05, False),
-    }
-)
-
 
 def _paper(task_id: str) -> MinimaxConfig:
-    iterations, envs, ego_steps, tm_steps, lr, epochs, minibatches, ent, clip, anneal = _PAPER_ROWS[
-        task_id
-    ]
     # the table's unmarked rows serve the teammate and the ego alike (module docstring)
-    ppo = presets.paper_ppo(
-        lr=lr, epochs=epochs, minibatches=minibatches, ent=ent, clip=clip, anneal=anneal
-    )
-    return MinimaxConfig(
-        iterations=iterations,
-        teammate_timesteps=int(tm_steps),
-        ego_timesteps=int(ego_steps),
-        teammate_ppo=ppo,
-        ego_ppo=ppo,
-        **presets.paper_rollouts(task_id, envs),
-    )
+    row = paper_tables.MINIMAX[task_id].open_ended
+    return MinimaxConfig(**presets.paper_open_ended(task_id, row))
 
 
 # quick: two CPU cores, one seed: 4-5 CPU-minutes a task, measured (under load) on LBF and

@@ -3,7 +3,7 @@
     presets.get("ippo", "paper", "cramped_room")   # -> IPPOConfig
     presets.get("ego", "quick", "lbf-v1")          # -> EgoConfig
 
-`paper` (App. "Hyperparameters"; bold = selected values):
+`paper` (App. "Hyperparameters"; bold = selected values; the rows are in `paper_tables`):
 
 - `ippo`: Table ippo_hyperparams (Timesteps, Number envs, Epochs, Minibatches, Clip-Eps,
   Ent-Coef, LR, Anneal LR).
@@ -21,7 +21,7 @@ text), value-loss weight 0.5, gradient-norm clip 0.5 and per-minibatch advantage
 tests/algorithms/test_quick_presets.py (IPPO: cramped_room base return >= 150, LBF >= 0.4;
 BR to `independent_agent_0` on cramped_room >= 100); not the paper's settings.
 
-May import aht_bench.envs and aht_bench.training.config only.
+May import aht_bench.envs, aht_bench.training.config and aht_bench.training.paper_tables only.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import difflib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from aht_bench.training import paper_tables
 from aht_bench.training.config import (
     EGO_STAGE_FIELDS,
     BRConfig,
@@ -39,6 +40,7 @@ from aht_bench.training.config import (
     PPOConfig,
     RunConfig,
 )
+from aht_bench.training.paper_tables import OpenEndedRow, PPORow, StageRow, with_v2
 
 T = TypeVar("T")
 
@@ -56,13 +58,6 @@ PAPER_TASKS_V2 = ("lbf-v1", *(t.replace("-v1", "-v2") for t in PAPER_TASKS_V1[1:
 PAPER_TASKS = PAPER_TASKS_V1 + PAPER_TASKS_V2[1:]
 """Every task id with presets: the paper's tables are per layout, so an
 `overcooked-<layout>-v2` preset has its v1 layout's hyperparameters."""
-
-
-def with_v2(rows: dict[str, T]) -> dict[str, T]:
-    """`rows` (keyed by v1 task ids) plus each `overcooked-<layout>-v1` row again under
-    `overcooked-<layout>-v2`: a hyperparameter row belongs to the layout, not the protocol."""
-    extra = {t.replace("-v1", "-v2"): r for t, r in rows.items() if t.startswith("overcooked-")}
-    return {**rows, **extra}
 
 
 def lbf_and_layouts(lbf: T, overcooked: T) -> dict[str, T]:
@@ -86,19 +81,31 @@ def paper_rollouts(task_id: str, num_envs: int) -> dict[str, Any]:
     }
 
 
-def paper_ppo(
-    *, lr: float, epochs: int, minibatches: int, ent: float, clip: float, anneal: bool
-) -> PPOConfig:
-    """The `PPOConfig` of a row of the paper's tables (LR, Epochs, Minibatches, Ent-Coef,
-    Clip-Eps, Anneal LR); the rest is what every preset shares (module docstring)."""
+def paper_ppo(row: PPORow) -> PPOConfig:
+    """The `PPOConfig` of the PPO columns of a row of the paper's tables (`paper_tables.PPORow`);
+    the rest is what every preset shares (module docstring)."""
     return PPOConfig(
-        learning_rate=lr,
-        anneal_lr=anneal,
-        num_epochs=epochs,
-        num_minibatches=minibatches,
-        clip_eps=clip,
-        ent_coef=ent,
+        learning_rate=row.lr,
+        anneal_lr=row.anneal,
+        num_epochs=row.epochs,
+        num_minibatches=row.minibatches,
+        clip_eps=row.clip,
+        ent_coef=row.ent,
     )
+
+
+def paper_open_ended(task_id: str, row: OpenEndedRow) -> dict[str, Any]:
+    """The fields the open-ended methods' `paper` presets share (ROTATE, Minimax Return), from
+    their table's row on `task_id`: iterations, both learners' timesteps and PPO settings, and
+    `paper_rollouts`."""
+    return {
+        "iterations": row.iterations,
+        "teammate_timesteps": int(row.teammate_timesteps),
+        "ego_timesteps": int(row.ego_timesteps),
+        "teammate_ppo": paper_ppo(row.teammate_ppo),
+        "ego_ppo": paper_ppo(row.ego_ppo),
+        **paper_rollouts(task_id, row.envs),
+    }
 
 
 def flat_ego(ego: EgoConfig, *fields: str) -> dict[str, Any]:
@@ -114,65 +121,22 @@ def per_task(makers: dict[str, Callable[[str], T]]) -> dict[str, dict[str, T]]:
     return {name: {t: make(t) for t in PAPER_TASKS} for name, make in makers.items()}
 
 
-# Table ippo_hyperparams: (timesteps, envs, epochs, minibatches, clip, ent, lr, anneal)
-_PAPER_IPPO_ROWS = with_v2(
-    {
-        "lbf-v1": (5e5, 8, 15, 4, 0.03, 0.01, 1e-4, True),
-        "overcooked-cramped_room-v1": (1e6, 8, 15, 16, 0.2, 0.01, 1e-4, True),
-        "overcooked-asymm_advantages-v1": (1e6, 8, 15, 16, 0.3, 0.01, 1e-4, True),
-        "overcooked-counter_circuit-v1": (3e6, 8, 15, 16, 0.1, 0.05, 1e-3, True),
-        "overcooked-coord_ring-v1": (3e6, 8, 15, 16, 0.1, 0.05, 1e-3, True),
-        "overcooked-forced_coord-v1": (3e6, 8, 15, 16, 0.1, 0.05, 1e-3, True),
-    }
-)
-
-# Table ppo_ego_tm_hyperparams: (timesteps, envs, lr, epochs, minibatches, ent, clip, anneal)
-_PAPER_EGO_ROWS = with_v2(
-    {
-        "lbf-v1": (6e7, 8, 5e-5, 10, 4, 1e-4, 0.1, False),
-        "overcooked-cramped_room-v1": (6e7, 8, 5e-5, 10, 8, 1e-3, 0.1, False),
-        "overcooked-asymm_advantages-v1": (6e7, 8, 5e-5, 10, 8, 1e-3, 0.1, False),
-        "overcooked-counter_circuit-v1": (1.2e8, 8, 5e-5, 10, 8, 1e-3, 0.1, False),
-        "overcooked-coord_ring-v1": (1.2e8, 8, 3e-5, 10, 8, 1e-3, 0.1, False),
-        "overcooked-forced_coord-v1": (1.2e8, 8, 1e-5, 5, 8, 1e-4, 0.1, False),
-    }
-)
-
-
-def _paper_config(
-    cls: type[RunConfig],
-    task_id: str,
-    steps: float,
-    envs: int,
-    epochs: int,
-    minibatches: int,
-    clip: float,
-    ent: float,
-    lr: float,
-    anneal: bool,
-) -> RunConfig:
-    ppo = paper_ppo(
-        lr=lr, epochs=epochs, minibatches=minibatches, ent=ent, clip=clip, anneal=anneal
-    )
+def _paper_config(cls: type[RunConfig], task_id: str, row: StageRow) -> RunConfig:
     return cls(
         task_id=task_id,
-        total_timesteps=int(steps),
-        num_envs=envs,
+        total_timesteps=int(row.timesteps),
+        num_envs=row.envs,
         rollout_length=paper_rollout_length(task_id),
-        ppo=ppo,
+        ppo=paper_ppo(row.ppo),
     )
 
 
 def _paper_ippo(cls: type[IPPOConfig] | type[BRConfig], task_id: str) -> RunConfig:
-    steps, envs, epochs, minibatches, clip, ent, lr, anneal = _PAPER_IPPO_ROWS[task_id]
-    return _paper_config(cls, task_id, steps, envs, epochs, minibatches, clip, ent, lr, anneal)
+    return _paper_config(cls, task_id, paper_tables.IPPO[task_id])
 
 
 def _paper_ego(task_id: str) -> RunConfig:
-    steps, envs, lr, epochs, minibatches, ent, clip, anneal = _PAPER_EGO_ROWS[task_id]
-    return _paper_config(
-        EgoConfig, task_id, steps, envs, epochs, minibatches, clip, ent, lr, anneal
-    )
+    return _paper_config(EgoConfig, task_id, paper_tables.EGO[task_id])
 
 
 # quick: 64 envs, 128-step rollouts, 4 epochs x 4 minibatches (PureJaxRL's), lr 1e-3 annealed

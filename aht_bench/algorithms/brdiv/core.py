@@ -384,7 +384,7 @@ REPORT = IterationReport(
         ("sp_return", "SP return (diagonal: confederate i x BR i)", "C0"),
         ("xp_return", "XP return (off-diagonal: confederate i x BR j)", "C1"),
     ),
-    progress_metrics=(("sp", "sp_return"), ("xp", "xp_return"), ("ego", "ego_return")),
+    generation_progress=(("sp", "sp_return"), ("xp", "xp_return")),
     diverged_fix="Lower generation_ppo.learning_rate or ego_ppo.learning_rate",
 )
 """How `aht-bench train brdiv` drives a run (`aht_bench.runs.ALGORITHMS`)."""

@@ -11,25 +11,14 @@ from typing import Any
 from aht_bench.algorithms.brdiv.config import (
     BRDivConfig,
 )
-from aht_bench.training import presets
+from aht_bench.training import paper_tables, presets
 from aht_bench.training.config import EgoConfig
+from aht_bench.training.paper_tables import PPORow
 
 # -------------------------------------------------------------------------------------- presets
 
 PAPER_TASKS = presets.PAPER_TASKS
 
-# Table brdiv_hyperparams, selected (bold) values, per task:
-# (timesteps, xp coefficient, population size, envs, lr, ent-coef, clip-eps)
-_PAPER_ROWS = presets.with_v2(
-    {
-        "lbf-v1": (3.3e8, 0.1, 3, 64, 5e-5, 0.005, 0.2),
-        "overcooked-cramped_room-v1": (2.1e8, 0.5, 4, 64, 1e-5, 0.05, 0.3),
-        "overcooked-asymm_advantages-v1": (2.1e8, 0.5, 3, 64, 1e-3, 0.05, 0.05),
-        "overcooked-counter_circuit-v1": (3.8e8, 0.01, 3, 128, 1e-5, 0.01, 0.01),
-        "overcooked-coord_ring-v1": (3.8e8, 0.005, 3, 128, 1e-5, 0.05, 0.1),
-        "overcooked-forced_coord-v1": (3.8e8, 0.01, 3, 128, 5e-4, 0.01, 0.05),
-    }
-)
 # Not in the table: epochs, minibatches and annealing, taken from Table ippo_hyperparams (IPPO
 # is the base algorithm of every method): 15 epochs; 4 minibatches on LBF, 16 on Overcooked;
 # annealed LR. 30 + 30 iterations (checkpoints) are ours.
@@ -45,19 +34,15 @@ def _ego_stage(name: str, task_id: str, **overrides: Any) -> dict[str, Any]:
 
 
 def _paper(task_id: str) -> BRDivConfig:
-    steps, xp_coef, size, envs, lr, ent, clip = _PAPER_ROWS[task_id]
+    row = paper_tables.BRDIV[task_id]
+    minibatches = 4 if task_id.startswith("lbf") else 16
     return BRDivConfig(
-        population_size=size,
-        xp_coef=xp_coef,
-        generation_timesteps=int(steps),
-        **presets.paper_rollouts(task_id, envs),
+        population_size=row.population_size,
+        xp_coef=row.xp_coef,
+        generation_timesteps=int(row.timesteps),
+        **presets.paper_rollouts(task_id, row.envs),
         generation_ppo=presets.paper_ppo(
-            lr=lr,
-            epochs=_PAPER_EPOCHS,
-            minibatches=4 if task_id.startswith("lbf") else 16,
-            ent=ent,
-            clip=clip,
-            anneal=True,
+            PPORow(row.lr, _PAPER_EPOCHS, minibatches, row.ent, row.clip, True)
         ),
         **_ego_stage("paper", task_id),
         generation_iterations=_PAPER_ITERATIONS,
@@ -81,7 +66,7 @@ def _quick(task_id: str) -> BRDivConfig:
     return BRDivConfig(
         task_id=task_id,
         population_size=size,
-        xp_coef=_PAPER_ROWS[task_id][1],
+        xp_coef=paper_tables.BRDIV[task_id].xp_coef,
         generation_timesteps=size**2 * _QUICK_ENVS * 128 * generation_updates,
         num_envs=_QUICK_ENVS,
         rollout_length=128,

@@ -453,7 +453,7 @@ REPORT = IterationReport(
         ("xp_return", "new member x earlier members (mean XP)", "C1"),
         ("self_play_return", "new member x itself", "C3"),
     ),
-    progress_metrics=(("train", "train_return"), ("ego", "ego_return")),
+    generation_progress=(("train", "train_return"),),
     diverged_fix="Lower ppo.learning_rate",
 )
 """How `aht_bench.runs.train` drives COLE: one member per iteration."""

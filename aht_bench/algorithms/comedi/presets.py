@@ -12,27 +12,15 @@ from aht_bench.algorithms.comedi.config import (
     ROLLOUTS_PER_UPDATE,
     CoMeDiConfig,
 )
-from aht_bench.training import presets
+from aht_bench.training import paper_tables, presets
 from aht_bench.training.config import EgoConfig
+from aht_bench.training.paper_tables import PPORow
 from aht_bench.training.report import IterationReport
 
 # -------------------------------------------------------------------------------------- presets
 
 PAPER_TASKS = presets.PAPER_TASKS
 
-# Table comedi-tg-hyperparams, selected (bold) values per task:
-# (timesteps per iteration, lr, ent, clip, alpha, beta); for every task: population size 10,
-# 48 envs, 15 epochs, 8 minibatches, anneal false.
-_PAPER_ROWS = presets.with_v2(
-    {
-        "lbf-v1": (3.3e7, 5e-4, 0.03, 0.3, 0.6, 1.0),
-        "overcooked-cramped_room-v1": (2.1e7, 5e-4, 0.005, 0.3, 0.4, 0.7),
-        "overcooked-asymm_advantages-v1": (2.1e7, 5e-5, 0.1, 0.1, 0.4, 0.4),
-        "overcooked-counter_circuit-v1": (3.8e7, 1e-3, 0.03, 0.5, 0.1, 0.1),
-        "overcooked-coord_ring-v1": (3.8e7, 1e-3, 0.005, 0.3, 0.7, 0.4),
-        "overcooked-forced_coord-v1": (3.8e7, 5e-4, 0.01, 0.5, 0.3, 0.4),
-    }
-)
 _EGO_FIELDS = ("total_timesteps", "num_envs", "ppo", "hidden")
 """The ego preset's fields CoMeDi's config holds (its ego stage shares `rollout_length` with the
 teammates and plays `PARTNER_SEAT`)."""
@@ -40,20 +28,18 @@ _PAPER_EGO_ITERATIONS = 10  # not the paper's: checkpoints of the ego stage (one
 
 
 def _paper(task_id: str) -> CoMeDiConfig:
-    steps, lr, ent, clip, alpha, beta = _PAPER_ROWS[task_id]
+    row = paper_tables.COMEDI[task_id]
     ego = presets.get("ego", "paper", task_id)
     assert isinstance(ego, EgoConfig)
     return CoMeDiConfig(
         task_id=task_id,
         population_size=10,
-        teammate_timesteps=int(steps),
+        teammate_timesteps=int(row.timesteps_per_iteration),
         num_envs=48,
         rollout_length=ego.rollout_length,  # 128 on LBF, 400 on Overcooked (presets.py)
-        teammate_ppo=presets.paper_ppo(
-            lr=lr, epochs=15, minibatches=8, ent=ent, clip=clip, anneal=False
-        ),
-        xp_coef=alpha,
-        mp_coef=beta,
+        teammate_ppo=presets.paper_ppo(PPORow(row.lr, 15, 8, row.ent, row.clip, False)),
+        xp_coef=row.alpha,
+        mp_coef=row.beta,
         ego_iterations=_PAPER_EGO_ITERATIONS,
         **presets.flat_ego(ego, *_EGO_FIELDS),
     )
@@ -72,7 +58,7 @@ _QUICK_BUDGET = presets.lbf_and_layouts(lbf=(128, 128 * 8_192), overcooked=(64, 
 
 def _quick(task_id: str) -> CoMeDiConfig:
     updates, ego_steps = _QUICK_BUDGET[task_id]
-    _, _, _, _, alpha, beta = _PAPER_ROWS[task_id]
+    row = paper_tables.COMEDI[task_id]
     ego = presets.get("ego", "quick", task_id)
     assert isinstance(ego, EgoConfig)
     rollouts = presets.quick_rollouts(task_id, num_envs=32)
@@ -80,8 +66,8 @@ def _quick(task_id: str) -> CoMeDiConfig:
         population_size=3,
         teammate_timesteps=updates * ROLLOUTS_PER_UPDATE * rollouts["num_envs"] * 128,
         teammate_ppo=_QUICK_PPO,
-        xp_coef=alpha,
-        mp_coef=beta,
+        xp_coef=row.alpha,
+        mp_coef=row.beta,
         ego_iterations=2,
         **rollouts,
         **presets.flat_ego(dataclasses.replace(ego, total_timesteps=ego_steps), *_EGO_FIELDS),
@@ -98,8 +84,7 @@ REPORT = IterationReport(
         ("xp_return", "XP return (teammate x pi^comp)", "C1"),
         ("mp_return", "MP return (teammate x BR from mixed-play states)", "C4"),
     ),
-    progress_metrics=(("sp", "sp_return"), ("xp", "xp_return"), ("ego", "ego_return")),
-    diverged_fix="Lower teammate_ppo.learning_rate or ego_ppo.learning_rate",
+    generation_progress=(("sp", "sp_return"), ("xp", "xp_return")),
 )
 """How `aht_bench.runs.train` drives CoMeDi (`aht-bench train comedi`): one
 generation iteration per teammate, then the ego chunks; the curves of curve.png."""

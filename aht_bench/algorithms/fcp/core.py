@@ -218,7 +218,6 @@ def population(state: FCPState, config: FCPConfig, seed: int | None = 0) -> Popu
 
 REPORT = IterationReport(
     generation_curves=(("sp_return", "SP return of each IPPO team (last quarter)", "C0"),),
-    progress_metrics=(("sp", "sp_return"), ("ego", "ego_return")),
-    diverged_fix="Lower teammate_ppo.learning_rate or ego_ppo.learning_rate",
+    generation_progress=(("sp", "sp_return"),),
 )
 """How `aht_bench.runs.train` drives FCP (`aht-bench train fcp`)."""

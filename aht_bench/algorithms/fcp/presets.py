@@ -9,26 +9,13 @@ from __future__ import annotations
 from aht_bench.algorithms.fcp.config import (
     FCPConfig,
 )
-from aht_bench.training import presets
+from aht_bench.training import paper_tables, presets
 from aht_bench.training.config import EgoConfig, IPPOConfig
 
 # -------------------------------------------------------------------------------------- presets
 
 PAPER_TASKS = presets.PAPER_TASKS
 
-# Table fcp-tg-hyperparams, per task (columns LBF, CR, AA, CC = counter_circuit,
-# CoR = coord_ring, FC): (timesteps per agent, num seeds, num checkpoints, num envs, lr, epochs,
-# minibatches, ent-coef, eps-clip, anneal lr); the selected (bold) values of the search grid
-_PAPER_ROWS = presets.with_v2(
-    {
-        "lbf-v1": (2e6, 23, 5, 8, 1e-5, 15, 4, 0.005, 0.5, True),
-        "overcooked-cramped_room-v1": (2e6, 23, 5, 8, 1e-4, 15, 16, 0.01, 0.2, True),
-        "overcooked-asymm_advantages-v1": (2e6, 23, 5, 8, 1e-5, 15, 16, 0.1, 0.2, True),
-        "overcooked-counter_circuit-v1": (4e6, 22, 5, 8, 1e-3, 15, 16, 0.03, 0.05, True),
-        "overcooked-coord_ring-v1": (4e6, 22, 5, 8, 1e-3, 15, 16, 0.01, 0.3, True),
-        "overcooked-forced_coord-v1": (4e6, 22, 5, 8, 5e-4, 15, 16, 0.005, 0.2, True),
-    }
-)
 # Not in the table (ours): the ego stage in chunks of about 2M env steps (30 of the 6e7 ego
 # steps on LBF, CR, AA; 60 of 1.2e8 on CC, CoR, FC); IPPO's rollout length, network and the
 # PPO settings no table gives are the IPPO preset's (see `aht_bench.training.presets`).
@@ -38,22 +25,18 @@ _EGO_FIELDS = ("total_timesteps", "num_envs", "rollout_length", "ppo", "hidden")
 
 
 def _paper(task_id: str) -> FCPConfig:
-    steps, seeds, checkpoints, envs, lr, epochs, minibatches, ent, clip, anneal = _PAPER_ROWS[
-        task_id
-    ]
+    row = paper_tables.FCP[task_id]
     ippo_preset = presets.get("ippo", "paper", task_id)
     ego_preset = presets.get("ego", "paper", task_id)
     assert isinstance(ippo_preset, IPPOConfig) and isinstance(ego_preset, EgoConfig)
     return FCPConfig(
         task_id=task_id,
-        num_ippo_seeds=seeds,
-        num_checkpoints=checkpoints,
-        teammate_timesteps=int(steps),
-        teammate_num_envs=envs,
+        num_ippo_seeds=row.seeds,
+        num_checkpoints=row.checkpoints,
+        teammate_timesteps=int(row.timesteps_per_agent),
+        teammate_num_envs=row.envs,
         teammate_rollout_length=ippo_preset.rollout_length,
-        teammate_ppo=presets.paper_ppo(
-            lr=lr, epochs=epochs, minibatches=minibatches, ent=ent, clip=clip, anneal=anneal
-        ),
+        teammate_ppo=presets.paper_ppo(row.ppo),
         teammate_hidden=ippo_preset.hidden,
         **presets.flat_ego(ego_preset, *_EGO_FIELDS),
         ego_iterations=ego_preset.total_timesteps // _PAPER_EGO_CHUNK_STEPS,

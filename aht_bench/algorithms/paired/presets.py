@@ -9,35 +9,20 @@ from __future__ import annotations
 from aht_bench.algorithms.paired.config import (
     PairedConfig,
 )
-from aht_bench.training import presets
+from aht_bench.training import paper_tables, presets
+from aht_bench.training.paper_tables import PPORow
 
 # -------------------------------------------------------------------------------------- presets
 
 PAPER_TASKS = presets.PAPER_TASKS
 
-# Table paired_hyperparams, per task (bold values where the table searched):
-# (timesteps, lr, minibatches, ent-coef, eps-clip). Every task: Num Seeds 3 (`--seeds 3`),
-# Num Checkpoints 10, Num Envs 16, Epochs 15, Anneal LR false.
-_PAPER_ROWS = presets.with_v2(
-    {
-        "lbf-v1": (3.6e8, 1e-4, 4, 0.03, 0.2),
-        "overcooked-cramped_room-v1": (2.4e8, 5e-4, 8, 0.005, 0.05),
-        "overcooked-asymm_advantages-v1": (2.4e8, 1e-5, 8, 0.05, 0.1),
-        "overcooked-counter_circuit-v1": (4.4e8, 5e-5, 8, 0.01, 0.05),
-        "overcooked-coord_ring-v1": (4.4e8, 1e-4, 8, 0.005, 0.05),
-        "overcooked-forced_coord-v1": (4.4e8, 5e-5, 8, 0.1, 0.3),
-    }
-)
-
 
 def _paper(task_id: str) -> PairedConfig:
-    timesteps, lr, minibatches, ent, clip = _PAPER_ROWS[task_id]
+    row = paper_tables.PAIRED[task_id]
     # one set of PPO hyperparameters for all three learners (module docstring)
-    ppo = presets.paper_ppo(
-        lr=lr, epochs=15, minibatches=minibatches, ent=ent, clip=clip, anneal=False
-    )
+    ppo = presets.paper_ppo(PPORow(row.lr, 15, row.minibatches, row.ent, row.clip, False))
     return PairedConfig(
-        total_timesteps=int(timesteps),
+        total_timesteps=int(row.timesteps),
         iterations=10,
         teammate_ppo=ppo,
         ego_ppo=ppo,

@@ -385,8 +385,7 @@ REPORT = IterationReport(
         ("xp_return", "XP return (teammate x ego)", "C1"),
         ("regret", "regret estimate (SP - XP)", "C3"),
     ),
-    progress_metrics=(("regret", "regret"), ("ego", "ego_return")),
-    diverged_fix="Lower teammate_ppo.learning_rate or ego_ppo.learning_rate",
+    generation_progress=(("regret", "regret"),),
 )
 """How `aht-bench train rotate` shows a run: the regret curve of each new teammate, the ego's
 return, per iteration (`aht_bench.runs.IterationLoop`)."""

@@ -13,77 +13,11 @@ from aht_bench.algorithms.rotate.config import (
     V1_TEAMMATE_OBJECTIVE,
     RotateConfig,
 )
-from aht_bench.training import presets
+from aht_bench.training import paper_tables, presets
 
 # -------------------------------------------------------------------------------------- presets
 
 PAPER_TASKS = presets.PAPER_TASKS
-
-# Table rotate_hyperparams, selected (bold) values, per task:
-# (iterations, envs, lambda_1, lambda_2, minibatches,
-#  ego: timesteps/iter, epochs, ent, lr, clip, anneal,
-#  teammate: timesteps/iter, epochs, ent, lr, clip, anneal)
-_PAPER_ROWS = presets.with_v2(
-    {
-        "lbf-v1": (
-            30,
-            16,
-            4,
-            4,
-            4,
-            2e6,
-            10,
-            1e-4,
-            5e-5,
-            0.1,
-            False,
-            1e7,
-            20,
-            0.01,
-            1e-4,
-            0.1,
-            True,
-        ),
-        "overcooked-cramped_room-v1": (
-            *(30, 16, 4, 4, 8),
-            *(2e6, 10, 1e-3, 5e-5, 0.1, False),
-            *(6e6, 20, 0.01, 1e-4, 0.2, True),
-        ),
-        "overcooked-asymm_advantages-v1": (
-            *(30, 16, 9, 0, 8),
-            *(2e6, 10, 1e-3, 5e-5, 0.1, False),
-            *(6e6, 20, 0.05, 5e-5, 0.5, False),
-        ),
-        "overcooked-counter_circuit-v1": (
-            *(20, 16, 2, 4, 8),
-            *(6e6, 10, 1e-3, 5e-5, 0.1, False),
-            *(1.6e7, 20, 0.05, 1e-3, 0.1, False),
-        ),
-        "overcooked-coord_ring-v1": (
-            *(20, 16, 10, 10, 8),
-            *(6e6, 10, 1e-3, 3e-5, 0.1, False),
-            *(1.6e7, 20, 0.01, 1e-3, 0.5, False),
-        ),
-        "overcooked-forced_coord-v1": (
-            *(20, 16, 3, 4, 8),
-            *(6e6, 5, 1e-4, 1e-5, 0.1, False),
-            *(1.6e7, 20, 0.05, 1e-3, 0.1, False),
-        ),
-    }
-)
-
-# Table comedi-tg-hyperparams (alpha, beta): the mixed-play ablation uses "the same
-# hyperparameters as ROTATE and CoMeDi's tuned mixed-play weights" (App. teammate_gen_ablations).
-_PAPER_MIXED_PLAY = presets.with_v2(
-    {
-        "lbf-v1": (0.6, 1.0),
-        "overcooked-cramped_room-v1": (0.4, 0.7),
-        "overcooked-asymm_advantages-v1": (0.4, 0.4),
-        "overcooked-counter_circuit-v1": (0.1, 0.1),
-        "overcooked-coord_ring-v1": (0.7, 0.4),
-        "overcooked-forced_coord-v1": (0.3, 0.4),
-    }
-)
 
 
 def _preset_objective(task_id: str) -> str:
@@ -96,35 +30,23 @@ def _preset_objective(task_id: str) -> str:
 def _weights(task_id: str, lambda_1: float, lambda_2: float) -> dict[str, Any]:
     """The loss weights of a preset on `task_id`: the competence weights lambda_1 and lambda_2,
     CoMeDi's tuned mixed-play weights (variant `mixed_play`) and the teammate objective."""
-    alpha, beta = _PAPER_MIXED_PLAY[task_id]
+    # CoMeDi's tuned mixed-play weights: the mixed-play ablation uses "the same hyperparameters as
+    # ROTATE and CoMeDi's tuned mixed-play weights" (App. teammate_gen_ablations)
+    comedi = paper_tables.COMEDI[task_id]
     return {
         "competence_weight_xp": float(lambda_1),
         "competence_weight_sp": float(lambda_2),
-        "mixed_play_xp_coef": alpha,
-        "mixed_play_coef": beta,
+        "mixed_play_xp_coef": comedi.alpha,
+        "mixed_play_coef": comedi.beta,
         "teammate_objective": _preset_objective(task_id),
     }
 
 
 def _paper(task_id: str) -> RotateConfig:
-    row = _PAPER_ROWS[task_id]
-    iterations, envs, lambda_1, lambda_2, minibatches = row[:5]
-    e_steps, e_epochs, e_ent, e_lr, e_clip, e_anneal = row[5:11]
-    t_steps, t_epochs, t_ent, t_lr, t_clip, t_anneal = row[11:]
-    teammate_ppo = presets.paper_ppo(
-        lr=t_lr, epochs=t_epochs, minibatches=minibatches, ent=t_ent, clip=t_clip, anneal=t_anneal
-    )
-    ego_ppo = presets.paper_ppo(
-        lr=e_lr, epochs=e_epochs, minibatches=minibatches, ent=e_ent, clip=e_clip, anneal=e_anneal
-    )
+    row = paper_tables.ROTATE[task_id]
     return RotateConfig(
-        iterations=iterations,
-        teammate_timesteps=int(t_steps),
-        ego_timesteps=int(e_steps),
-        teammate_ppo=teammate_ppo,
-        ego_ppo=ego_ppo,
-        **presets.paper_rollouts(task_id, envs),
-        **_weights(task_id, lambda_1, lambda_2),
+        **presets.paper_open_ended(task_id, row.open_ended),
+        **_weights(task_id, row.lambda_1, row.lambda_2),
     )
 
 
@@ -139,7 +61,8 @@ _QUICK_BUDGET = presets.lbf_and_layouts(
 
 def _quick(task_id: str) -> RotateConfig:
     iterations, teammate_steps, ego_steps = _QUICK_BUDGET[task_id]
-    lambda_1, lambda_2 = _PAPER_ROWS[task_id][2:4]
+    row = paper_tables.ROTATE[task_id]
+    lambda_1, lambda_2 = row.lambda_1, row.lambda_2
     if task_id == "lbf-v1":
         # the top of the paper's grid: with 4 (the paper's) the quick LBF teammates lost
         # competence over the iterations (SP return 0.20 -> 0.00), with 10 they kept it
