@@ -449,6 +449,7 @@ def _train_spec(
             seed=int(values.get("seed", 0)),
             teammates=tuple(values.get("teammates", ())),
             overrides=tuple(tuple(kv) for kv in values.get("overrides", ())),
+            seed_group=values.get("seed_group"),
         )
     except (ValueError, KeyError) as e:
         raise click.UsageError(str(e).strip('"')) from None
@@ -470,8 +471,9 @@ def _override_pairs(overrides: tuple[str, ...]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _shard_seeds(devices: int, num_seeds: int) -> None:
-    """Split the run's seeds over the first `devices` devices (`--devices`)."""
+def _shard_seeds(devices: int, num_seeds: int, group: int | None) -> None:
+    """Split the run's seeds over the first `devices` devices (`--devices`), each device's
+    share a multiple of the seed `group` size (`--seed-group`)."""
     import jax
 
     from aht_bench.training.driver import shard_seeds
@@ -488,6 +490,13 @@ def _shard_seeds(devices: int, num_seeds: int) -> None:
             f"{num_seeds} seeds do not split over {devices} devices: use --seeds a multiple "
             f"of {devices}",
             param_hint="--devices",
+        )
+    share = num_seeds // devices
+    if group is not None and share % group:
+        raise click.BadParameter(
+            f"each of {devices} devices runs {share} of the {num_seeds} seeds, which do not "
+            f"split into groups of {group}: use a --seed-group that divides {share}",
+            param_hint="--seed-group",
         )
     shard_seeds(here[:devices])
 
@@ -553,6 +562,15 @@ def _shard_seeds(devices: int, num_seeds: int) -> None:
     help="Split the seeds over this many of this machine's devices (GPUs; --seeds a multiple "
     "of it); see docs/training.md for when results are bit-identical to one device.",
 )
+@click.option(
+    "--seed-group",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Run the seeds in groups of this size, one group after another on each device "
+    "(default: all of a device's seeds at once). Runs with the same group size train the same "
+    "parameters to the bit on one device or several: 4 seeds on --devices 2 equal 4 seeds "
+    "on one device with --seed-group 2.",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
 def train(
@@ -568,6 +586,7 @@ def train(
     checkpoint_every: int | None,
     checkpoint_seconds: float,
     devices: int,
+    seed_group: int | None,
     no_progress: bool,
     debug: bool,
 ) -> None:
@@ -595,6 +614,7 @@ def train(
         "seed": seed,
         "teammates": None if teammates is None else [t for t in teammates.split(",") if t],
         "overrides": pairs or None,
+        "seed_group": seed_group,
     }
     algo = runs.get(algorithm)
     if preset is not None and preset not in algo.presets:
@@ -609,7 +629,7 @@ def train(
     except (ValueError, KeyError) as e:
         raise click.UsageError(str(e).strip('"')) from None
     if devices > 1:
-        _shard_seeds(devices, spec.num_seeds)
+        _shard_seeds(devices, spec.num_seeds, spec.seed_group)
     try:
         outcome = runs.train(
             algo,

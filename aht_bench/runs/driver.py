@@ -35,6 +35,7 @@ from aht_bench.runs.folder import (
 from aht_bench.runs.loops import Algorithm, Loop, Metrics
 from aht_bench.runs.spec import RunSpec, resolve_teammates
 from aht_bench.training import checkpoint
+from aht_bench.training.driver import group_seeds
 from aht_bench.training.partners import teammate_pool
 
 KEEP_CHECKPOINTS = 2
@@ -253,6 +254,10 @@ def _show(bar: Any, loop: Loop, host: Metrics, steps: int) -> None:
     bar.update(steps)
 
 
+def _groups(spec: RunSpec) -> str:
+    return "" if spec.seed_group is None else f" in groups of {spec.seed_group}"
+
+
 def train(
     algo: Algorithm,
     spec: RunSpec,
@@ -273,6 +278,7 @@ def train(
     """
     loop, run = algo.loop, RunDir(Path(out))
     unit = loop.unit
+    group_seeds(spec.seed_group)
     config, inputs = _prepare(algo, spec, run, resume)
     start = time.perf_counter()
     state, train_s = _restore(run, loop.init(algo, spec, config, inputs), unit, resume, log)
@@ -282,7 +288,7 @@ def train(
     title = f"{spec.algorithm} on {config.canonical_task_id} ({spec.preset})"
     log(
         f"{title}: {total} {unit}s, {loop.env_steps_done(config, total):,} env steps per seed "
-        f"x {spec.num_seeds} seed(s); init {time.perf_counter() - start:.1f}s"
+        f"x {spec.num_seeds} seed(s){_groups(spec)}; init {time.perf_counter() - start:.1f}s"
     )
     saver = _Saver(run, loop, config, title, done, checkpoint_every_updates)
     signals, bar = _Signals(unit), _progress_bar(loop, total, done, progress)

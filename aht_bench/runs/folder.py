@@ -172,10 +172,11 @@ def read_spec(out: Path) -> RunSpec:
 def _check_resume(run: RunDir, spec: RunSpec, records: list[dict[str, Any]]) -> None:
     stored = read_spec(run.root)
     if stored != spec:
+        have, asked = stored.to_json(), spec.to_json()
         diffs = [
-            f"{k}: run has {v!r}, asked {spec.to_json()[k]!r}"
-            for k, v in stored.to_json().items()
-            if spec.to_json()[k] != v
+            f"{k}: run has {have.get(k)!r}, asked {asked.get(k)!r}"
+            for k in dict.fromkeys([*have, *asked])
+            if have.get(k) != asked.get(k)
         ]
         raise RunDirError(
             f"{run.root} holds a different run ({'; '.join(diffs)}); resume it with its own "

@@ -21,7 +21,9 @@ class RunSpec:
     `overrides` are `(field, value)` string pairs as typed on the command line, e.g.
     `("total_timesteps", "100000")`, `("ppo.learning_rate", "3e-4")` or, for ROTATE,
     `("teammate_ppo.learning_rate", "3e-4")`; `teammates` are heuristic names of the task or
-    paths of policy/population files (`br` and `ego` only).
+    paths of policy/population files (`br` and `ego` only). `seed_group`: the seeds run in
+    groups of this size (`aht_bench.training.driver.group_seeds`; None: each device runs all
+    its seeds at once), which fixes the parameters to the bit whatever the device count.
     """
 
     algorithm: str
@@ -31,6 +33,7 @@ class RunSpec:
     seed: int = 0
     teammates: tuple[str, ...] = ()
     overrides: tuple[tuple[str, str], ...] = ()
+    seed_group: int | None = None
 
     def __post_init__(self) -> None:
         from aht_bench.envs.registry import resolve
@@ -40,6 +43,12 @@ class RunSpec:
         object.__setattr__(self, "overrides", tuple((str(k), str(v)) for k, v in self.overrides))
         if self.num_seeds < 1:
             raise ValueError(f"num_seeds={self.num_seeds} is invalid: use at least 1")
+        group = self.seed_group
+        if group is not None and (group < 1 or self.num_seeds % group):
+            raise ValueError(
+                f"seed_group={group} is invalid for {self.num_seeds} seeds: use a group size "
+                f"that divides the number of seeds"
+            )
 
     def config(self) -> Any:
         """The preset's config with the overrides applied (validated): `Algorithm.config` of
@@ -57,7 +66,7 @@ class RunSpec:
             "seed": self.seed,
             "teammates": list(self.teammates),
             "overrides": [list(kv) for kv in self.overrides],
-        }
+        } | ({} if self.seed_group is None else {"seed_group": self.seed_group})
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunSpec:
@@ -69,6 +78,7 @@ class RunSpec:
             seed=int(data["seed"]),
             teammates=tuple(data["teammates"]),
             overrides=tuple((k, v) for k, v in data["overrides"]),
+            seed_group=data.get("seed_group"),
         )
 
 

@@ -16,7 +16,9 @@ results to not stopping.
 
 Both jitted functions take the algorithm functions and the (hashable) config as static
 arguments, so runs with equal configs reuse one compiled update. On several devices,
-`shard_seeds` splits the seeds over them (every method maps its seeds with `map_seeds`).
+`shard_seeds` splits the seeds over them (every method maps its seeds with `map_seeds`);
+`group_seeds` runs them in groups of a fixed size, so that a run gives the same parameters to
+the bit on one device as on several (the group is what XLA compiles for, not the device count).
 
 May import jax, numpy and aht_bench.training only.
 """
@@ -78,6 +80,8 @@ _seed_mesh: list[Mesh] = []
 """The mesh `shard_seeds` set (empty: one device)."""
 _inside: list[bool] = []
 """Non-empty while a device's share of the seeds is traced (a nested `map_seeds` stays on it)."""
+_seed_group: list[int] = []
+"""The group size `group_seeds` set (empty: all of a device's seeds at once)."""
 
 
 def shard_seeds(devices: Sequence[Any] | None) -> None:
@@ -87,11 +91,12 @@ def shard_seeds(devices: Sequence[Any] | None) -> None:
     count. Set it before training (a change clears JAX's compile caches, which hold functions
     traced with the previous setting).
 
-    For IPPO, bit-identical to the run on one device when every device holds at least two
-    seeds (2 host devices: `tests/training/test_seed_sharding.py`); the recurrent egos of FCP
-    and ROTATE differ in the last bits (docs/training.md, "Seeds over devices"); with one seed per
-    device, each device runs its seed unbatched (see `map_seeds`), which rounds differently
-    from a batch of seeds.
+    Each device runs its share of the seeds as one batch (or in groups, `group_seeds`). XLA
+    compiles a program for that batch size, and its rounding can depend on it (the recurrent
+    egos of FCP and ROTATE differ in the last bits between a batch of 4 seeds and two of 2);
+    two runs whose devices run batches of the same size give identical parameters. So 4 seeds
+    over 2 devices equal 4 seeds on one device in groups of 2 (`group_seeds(2)`, `aht-bench
+    train --seed-group 2`): tests/training/test_seed_sharding.py.
     """
     before = list(_seed_mesh)
     _seed_mesh.clear()
@@ -101,18 +106,56 @@ def shard_seeds(devices: Sequence[Any] | None) -> None:
         jax.clear_caches()
 
 
+def group_seeds(size: int | None) -> None:
+    """Run the seeds of every `map_seeds` in groups of `size`, one group after another
+    (`jax.lax.map` over groups, `vmap` within one), on each device; None (the default): all of
+    a device's seeds at once. A device's share of the seeds must then be a multiple of `size`.
+    Runs whose groups have the same size give bit-identical parameters on one device or
+    several (`shard_seeds`). Set it before training (a change clears JAX's compile caches)."""
+    if size is not None and size < 1:
+        raise ValueError(f"seed group size {size} is invalid: use at least 1")
+    before = list(_seed_group)
+    _seed_group.clear()
+    if size is not None:
+        _seed_group.append(int(size))
+    if _seed_group != before:
+        jax.clear_caches()
+
+
+def seed_group() -> int | None:
+    """The group size `group_seeds` set (None: each device runs all its seeds at once)."""
+    return _seed_group[0] if _seed_group else None
+
+
 def seed_devices() -> int:
     """How many devices `map_seeds` splits the seeds over (`shard_seeds`)."""
     return int(_seed_mesh[0].size) if _seed_mesh else 1
 
 
 def _on_device(fn: Callable[..., Any], *args: Any) -> Any:
-    """`_map_here` of one device's share of the seeds (inside `jax.shard_map`)."""
+    """`_map_groups` of one device's share of the seeds (inside `jax.shard_map`, or the one
+    device's); a `map_seeds` nested in `fn` maps its own axis with `_map_here`."""
     _inside.append(True)
     try:
-        return _map_here(fn, *args)
+        return _map_groups(fn, *args)
     finally:
         _inside.pop()
+
+
+def _map_groups(fn: Callable[..., Any], *args: Any) -> Any:
+    """`_map_here` of the seeds in groups of `seed_group()`, one group after another."""
+    seeds = int(jax.tree.leaves(args)[0].shape[0])
+    size = seed_group() or seeds
+    if seeds % size:
+        raise ValueError(
+            f"{seeds} seeds (a device's share) do not split into groups of {size}: use a group "
+            f"size that divides {seeds}"
+        )
+    if size == seeds:
+        return _map_here(fn, *args)
+    groups = jax.tree.map(lambda x: x.reshape((seeds // size, size) + x.shape[1:]), args)
+    out = jax.lax.map(lambda group: _map_here(fn, *group), groups)
+    return jax.tree.map(lambda x: x.reshape((seeds,) + x.shape[2:]), out)
 
 
 def _map_here(fn: Callable[..., Any], *args: Any) -> Any:
@@ -124,14 +167,17 @@ def _map_here(fn: Callable[..., Any], *args: Any) -> Any:
 
 def map_seeds(fn: Callable[..., Any], *args: Any) -> Any:
     """`jax.vmap(fn)(*args)` over the leading seed axis of every leaf of `args`, split over the
-    devices `shard_seeds` set, if any.
+    devices `shard_seeds` set, if any, and on each device in the groups `group_seeds` set, if
+    any. A `map_seeds` inside `fn` maps its own leading axis with a plain `vmap`.
 
     A single seed (on a device) runs without `vmap` (its axis dropped, then restored): a vmap
     of size one turns every matmul into a batched one, which XLA's CPU backend runs about 1.3x
     slower (benchmarks/train_throughput.py).
     """
-    if not _seed_mesh or _inside:
+    if _inside:
         return _map_here(fn, *args)
+    if not _seed_mesh:
+        return _on_device(fn, *args)
     mesh = _seed_mesh[0]
     seeds = int(jax.tree.leaves(args)[0].shape[0])
     if seeds % mesh.size:
