@@ -22,6 +22,7 @@ options, resolves ids once and calls the library).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import sys
@@ -623,6 +624,9 @@ def train(
             param_hint="--preset",
         )
     spec = _train_spec(algorithm, out, resume, given)
+    if devices > 1 and spec.seed_group is None and not resume and not spec.num_seeds % devices:
+        # what each device compiles for: recorded, so the spec alone fixes the parameters
+        spec = dataclasses.replace(spec, seed_group=spec.num_seeds // devices)
     try:
         runs.check_teammates(algo, spec)
         algo.config(spec)
