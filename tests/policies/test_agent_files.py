@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -291,9 +292,18 @@ def test_a_crash_names_the_signal_and_reaps_the_worker(spec):
 
 def test_a_worker_killed_from_outside_is_a_clear_error(spec):
     agent = IsolatedAgent(CORPUS / "good_prints.py", TASK, spec=spec, load_timeout=20)
-    os.kill(agent.pid, signal.SIGKILL)
-    with pytest.raises(AgentRuntimeError, match="killed by SIGKILL"):
-        agent.act(spec.sample_obs)
+    try:
+        os.kill(agent.pid, signal.SIGKILL)
+        # In the sandbox agent.pid is bwrap's, and the agent's own process dies a moment later,
+        # as its parent does (under load it could still answer a request sent at once): wait
+        # until nothing holds the other end of its stdout, then the next call must fail.
+        assert agent._proc is not None and agent._proc.stdout is not None
+        readable, _, _ = select.select([agent._proc.stdout], [], [], 30)
+        assert readable, "the killed worker's stdout stayed open for 30 s"
+        with pytest.raises(AgentRuntimeError, match="killed by SIGKILL"):
+            agent.act(spec.sample_obs)
+    finally:
+        agent.close()  # a failure here must not leave a zombie for the next test to find
     assert _gone(agent.pid)
 
 
