@@ -61,12 +61,13 @@ def measure(
     init_s = time.perf_counter() - start
 
     start = time.perf_counter()
+    setup = rotate.setup(config)
     teammate_phase = rotate.core._teammate_phase_seeds.lower(
-        state, teammate, best_response, keys, config
+        state, teammate, best_response, keys, setup
     ).compile()
     compile_teammate_s = time.perf_counter() - start
     start = time.perf_counter()
-    ego_phase = rotate.core._ego_phase_seeds.lower(state, ego, keys, config).compile()
+    ego_phase = rotate.core._ego_phase_seeds.lower(state, ego, keys, setup).compile()
     compile_ego_s = time.perf_counter() - start
 
     start = time.perf_counter()
@@ -81,7 +82,7 @@ def measure(
     teammate_steps = seeds * config.teammate_updates * config.teammate_batch_size
     ego_steps = seeds * config.ego_updates * config.num_envs * config.rollout_length
     return {
-        "task": config.canonical_task_id,
+        "task": config.task_id,
         "preset": preset,
         "variant": config.variant,
         "seeds": seeds,

@@ -82,7 +82,7 @@ def _median_seconds(fn, args, repeats: int) -> float:
 
 def _breakdown(config: IPPOConfig, repeats: int) -> dict:
     """Seconds per update of the rollout, GAE and PPO parts of `ippo.update`, timed apart."""
-    env = make_env(config.canonical_task_id)
+    env = make_env(config.task_id)
     network = ippo.network(config)
     agents = env.num_agents
     pairing = Pairing(
@@ -151,7 +151,7 @@ def measure(
     steps = seeds * updates * config.batch_size
     rate = steps / statistics.median(times)
     row = {
-        "task": config.canonical_task_id,
+        "task": config.task_id,
         "num_envs": num_envs,
         "seeds": seeds,
         "rollout_length": rollout_length,
@@ -162,7 +162,7 @@ def measure(
         "compile_s": round(compile_s, 2),
         "steps_per_s": round(rate),
         "env_only_steps_per_s": round(
-            _env_only_rate(config.canonical_task_id, num_envs * seeds, rollout_length, repeats)
+            _env_only_rate(config.task_id, num_envs * seeds, rollout_length, repeats)
         ),
     }
     if breakdown:

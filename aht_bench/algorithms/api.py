@@ -2,16 +2,17 @@
 as data, and the open-ended loop (paper Alg. 1) written once over it.
 
 A method module declares its config type (a frozen dataclass with `TaskConfig`'s fields and
-properties), its presets, and one `Method`:
+properties), its setup (`aht_bench.training.setup.Setup`: the env, networks and pairings a run
+derives from its config), its presets, and one `Method`:
 
     METHOD = Method(
         "ROTATE",     # name, in messages
         PRESETS,      # preset name -> task id -> config
-        init,         # (key, config) -> the state of one seed
-        step,         # (state, config, done) -> (state, metrics): iteration done + 1 of every
+        setup,        # config -> the run's setup, `.networks.ego` among its parts
+        init,         # (key, setup) -> the state of one seed
+        step,         # (state, setup, done) -> (state, metrics): iteration done + 1 of every
                       #   seed (leading seed axis)
-        networks,     # config -> architectures, `.ego` among them
-        population,   # (state, config, seed) -> the population it publishes
+        population,   # (state, setup, seed) -> the population it publishes
         REPORT,       # the curves and progress metrics of a run
         "raise iterations= ...",  # how to go on once every iteration is done
     )
@@ -21,8 +22,10 @@ properties), its presets, and one `Method`:
 iteration left, the method's `step`, and the metrics every method reports (`iteration`,
 `population_size` where the state has a buffer, cumulative `env_steps`), on host.
 `init_seeds`, `run`, `train`, `preset` and `ego_params` are the same for every method; the
-module binds them to its own names (`Method.bound`). The run driver
-(`aht_bench.runs`, `aht-bench train`) drives a `Method` and nothing else of the module.
+module binds them to its own names (`Method.bound`). They take a config, or the run's setup
+(`Method.setup`) to use one built before: `run` and `train` build the setup once for all their
+iterations, and the run driver (`aht_bench.runs`, `aht-bench train`) once per run. The driver
+drives a `Method` and nothing else of the module.
 
 May import jax, numpy, aht_bench.policies, aht_bench.training and aht_bench.algorithms only.
 """
@@ -37,9 +40,7 @@ import jax
 import numpy as np
 
 from aht_bench.algorithms.common import (
-    canonical_task_id,
     check_hidden,
-    check_task_id,
     iterations_done,
     lookup_preset,
     require,
@@ -50,9 +51,10 @@ from aht_bench.algorithms.common import (
 )
 from aht_bench.policies.core import Params
 from aht_bench.policies.population import Population
-from aht_bench.training.config import EgoConfig, normalise_shaping
+from aht_bench.training.config import EgoConfig, normalise_shaping, resolve_task_id
 from aht_bench.training.report import IterationReport
 from aht_bench.training.rollout import init_params
+from aht_bench.training.setup import Setup
 
 C = TypeVar("C")
 S = TypeVar("S")
@@ -66,7 +68,8 @@ class TaskConfig:
     own fields and its number of `iterations` (a field or a property)."""
 
     task_id: str
-    """Registered task id or alias of a two-player task."""
+    """Registered task id or alias of a two-player task; the config stores the id an alias
+    names."""
     shaped_reward_coef: float = 1.0
     """Training reward is `base + shaped_reward_coef * shaped` for every learner."""
     shaping: tuple[tuple[str, float], ...] = ()
@@ -74,15 +77,10 @@ class TaskConfig:
     (as `RunConfig.shaping`, e.g. (("counter_pickup", 0.0),)); () keeps the paper's."""
 
     def __post_init__(self) -> None:
-        check_task_id(self.task_id)
+        object.__setattr__(self, "task_id", resolve_task_id(self.task_id))
         object.__setattr__(self, "shaping", normalise_shaping(self.task_id, self.shaping))
         coef = self.shaped_reward_coef
         require(coef >= 0, "shaped_reward_coef", coef, "use a value >= 0")
-
-    @property
-    def canonical_task_id(self) -> str:
-        """The registered id that `task_id` names."""
-        return canonical_task_id(self.task_id)
 
     @property
     def task_fields(self) -> dict[str, Any]:
@@ -192,17 +190,19 @@ class Method(Generic[C, S]):
     """The method's name in messages ("ROTATE")."""
     presets: Mapping[str, Mapping[str, C]]
     """preset name -> task id -> config."""
-    init: Callable[[jax.Array, C], S]
-    """A fresh state of one seed. The state has `iteration` (() int32, iterations done) and
-    `ego`."""
-    step: Callable[[S, C, int], tuple[S, Mapping[str, Any]]]
-    """Iteration `done + 1` of every seed (leading seed axis), given `done`, the iterations
-    done: the new state (its `iteration` advanced) and the method's own metrics, (num_seeds,)
-    arrays."""
-    networks: Callable[[C], Any]
-    """The architectures of a run; `.ego` is the ego agent's."""
-    population: Callable[[S, C, int | None], Population]
-    """The population the method publishes (generated teammates, or members), of one seed."""
+    setup: Callable[[C], Any]
+    """The run's setup (a `Setup` whose `networks.ego` is the ego's architecture), built from
+    its config."""
+    init: Callable[[jax.Array, Any], S]
+    """A fresh state of one seed, given the setup. The state has `iteration` (() int32,
+    iterations done) and `ego`."""
+    step: Callable[[S, Any, int], tuple[S, Mapping[str, Any]]]
+    """Iteration `done + 1` of every seed (leading seed axis), given the setup and `done`, the
+    iterations done: the new state (its `iteration` advanced) and the method's own metrics,
+    (num_seeds,) arrays."""
+    population: Callable[[S, Any, int | None], Population]
+    """The population the method publishes (generated teammates, or members) of one seed, given
+    the setup."""
     report: IterationReport
     """How `aht-bench train` shows a run."""
     exhausted: str
@@ -215,19 +215,34 @@ class Method(Generic[C, S]):
         fields, and the result is validated like any config."""
         return lookup_preset(self.name, self.presets, name, task, **overrides)
 
-    def init_seeds(self, key: jax.Array, config: C, num_seeds: int = 1) -> S:
-        """`init` for seeds `split(key, num_seeds)`, stacked on a leading seed axis."""
-        return stack_seeds(self.init, key, config, num_seeds)
+    def setup_of(self, config: C | Setup) -> Setup:
+        """`config`'s setup, built now; a setup is returned as it is."""
+        return config if isinstance(config, Setup) else self.setup(config)
 
-    def iterate(self, state: S, config: C) -> tuple[S, Metrics]:
+    def networks(self, config: C | Setup) -> Any:
+        """The architectures of a run (`.ego` is the ego agent's)."""
+        return self.setup_of(config).networks  # type: ignore[attr-defined]
+
+    def published(self, state: S, config: C | Setup, seed: int | None = 0) -> Population:
+        """The population the method publishes of one seed (`seed=None`: an unbatched state),
+        as host arrays ready for `aht_bench.policies.save_population`."""
+        return self.population(state, self.setup_of(config), seed)
+
+    def init_seeds(self, key: jax.Array, config: C | Setup, num_seeds: int = 1) -> S:
+        """`init` for seeds `split(key, num_seeds)`, stacked on a leading seed axis."""
+        return stack_seeds(self.init, key, self.setup_of(config), num_seeds)
+
+    def iterate(self, state: S, config: C | Setup) -> tuple[S, Metrics]:
         """One open-ended iteration of every seed (Alg. 1's loop body): the method's `step`,
         then `iteration`, `population_size` (where the state has a buffer with a count) and
         `env_steps` (cumulative, per seed) added to its metrics, all on host."""
+        setup = self.setup_of(config)
+        config = setup.config
         done = iterations_done(state)
         total = int(config.iterations)  # type: ignore[attr-defined]
         if done >= total:
             raise ValueError(f"the run has done all {total} iterations; {self.exhausted}")
-        state, metrics = self.step(state, config, done)
+        state, metrics = self.step(state, setup, done)
         out = {k: np.asarray(v) for k, v in jax.device_get(dict(metrics)).items()}
         iteration = np.asarray(jax.device_get(state.iteration))  # type: ignore[attr-defined]
         out["iteration"] = iteration
@@ -241,24 +256,26 @@ class Method(Generic[C, S]):
     def run(
         self,
         state: S,
-        config: C,
+        config: C | Setup,
         iterations: int | None = None,
         on_iteration: Callable[[int, S, Metrics], None] | None = None,
     ) -> Result[S]:
         """`iterations` (default: the rest of `config.iterations`) iterations from `state`, in
         memory; `on_iteration(iteration number, state, metrics)` after each (continuing from
         any state it saw is bit-identical to not stopping)."""
-        return Result(*run_iterations(self.iterate, state, config, iterations, on_iteration))
+        setup = self.setup_of(config)
+        return Result(*run_iterations(self.iterate, state, setup, iterations, on_iteration))
 
     def train(
         self,
         key: jax.Array,
-        config: C,
+        config: C | Setup,
         num_seeds: int = 1,
         on_iteration: Callable[[int, S, Metrics], None] | None = None,
     ) -> Result[S]:
         """A whole run for `num_seeds` seeds at once (seed i from `split(key, num_seeds)[i]`)."""
-        return self.run(self.init_seeds(key, config, num_seeds), config, on_iteration=on_iteration)
+        setup = self.setup_of(config)
+        return self.run(self.init_seeds(key, setup, num_seeds), setup, on_iteration=on_iteration)
 
     def bound(
         self,
@@ -276,5 +293,5 @@ class Method(Generic[C, S]):
 
     def ego_params(self, state: S, seed: int | None = 0) -> Params:
         """The ego's params of one seed (host arrays; `seed=None` for an unbatched state); the
-        network is `networks(config).ego`."""
+        network is `setup(config).networks.ego`."""
         return seed_of(self.ego(state), seed)

@@ -14,8 +14,6 @@ May import jax, aht_bench.envs, aht_bench.policies and aht_bench.training only.
 
 from __future__ import annotations
 
-import functools
-
 from aht_bench.algorithms import fixed_partner
 from aht_bench.algorithms.fixed_partner import FixedPartnerState, learner_params
 from aht_bench.policies.networks import MLPActorCritic
@@ -27,7 +25,6 @@ BRState = FixedPartnerState
 __all__ = ["BRState", "init", "learner_params", "network", "train", "update"]
 
 
-@functools.lru_cache(maxsize=32)
 def network(config: BRConfig) -> MLPActorCritic:
     """The best response's architecture."""
     env = make_env(config.task_id, config.shaping)

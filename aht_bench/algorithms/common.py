@@ -18,9 +18,10 @@ import jax
 import numpy as np
 
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
-from aht_bench.training.config import EGO_STAGE_FIELDS
-from aht_bench.training.ppo import make_optimizer, ppo_update
+from aht_bench.training.config import EGO_STAGE_FIELDS, PPOConfig
+from aht_bench.training.ppo import ppo_update
 from aht_bench.training.rollout import make_env
+from aht_bench.training.setup import Setup
 from aht_bench.training.streams import prefixed
 
 C = TypeVar("C")
@@ -143,23 +144,6 @@ def _json(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
-def check_task_id(task_id: str) -> None:
-    """Raise a ValueError naming `task_id` if it is no registered task id or alias."""
-    from aht_bench.envs import registry
-
-    try:
-        registry.resolve(task_id)
-    except registry.UnknownTaskError as e:
-        raise ValueError(f"task_id={task_id!r} is invalid: {e}") from None
-
-
-def canonical_task_id(task_id: str) -> str:
-    """The registered id that `task_id` (an id or alias) names."""
-    from aht_bench.envs import registry
-
-    return registry.resolve(task_id)
-
-
 def two_player_env(config: Any, method: str) -> Any:
     """The env of `config`'s task under its shaping (`make_env`); a ValueError naming the task
     unless it has two seats (`method`: who needs them)."""
@@ -200,17 +184,21 @@ def teammate_networks(config: Any, method: str, teammate_heads: int) -> Teammate
 
 
 def update_teammate_and_best_response(
-    nets: TeammateNetworks, carry: Any, streams: tuple[Any, Any], keys: tuple[Any, Any], config: Any
+    nets: TeammateNetworks,
+    carry: Any,
+    streams: tuple[Any, Any],
+    keys: tuple[Any, Any],
+    ppo_config: PPOConfig,
+    optimizer: Any,
 ) -> tuple[Any, Any, dict[str, jax.Array]]:
     """One PPO update of `carry.teammate` and of `carry.best_response` from their loss `streams`
-    (teammate's, BR's) with `keys`, both on `config.teammate_ppo` (the optimiser's schedule over
-    `config.teammate_updates`): the new learner states and their metrics, prefixed."""
-    optimizer = make_optimizer(config.teammate_ppo, config.teammate_updates)
+    (teammate's, BR's) with `keys`, both on `ppo_config` and `optimizer` (the teammate phase's):
+    the new learner states and their metrics, prefixed."""
     teammate, tm_metrics = ppo_update(
-        nets.teammate, carry.teammate, streams[0], keys[0], config.teammate_ppo, optimizer
+        nets.teammate, carry.teammate, streams[0], keys[0], ppo_config, optimizer
     )
     best_response, br_metrics = ppo_update(
-        nets.best_response, carry.best_response, streams[1], keys[1], config.teammate_ppo, optimizer
+        nets.best_response, carry.best_response, streams[1], keys[1], ppo_config, optimizer
     )
     return teammate, best_response, prefixed(teammate=tm_metrics, best_response=br_metrics)
 
@@ -276,23 +264,23 @@ def iterations_done(state: Any) -> int:
 
 
 def run_iterations(
-    iterate: Callable[[S, C], tuple[S, dict[str, np.ndarray]]],
+    iterate: Callable[[S, Setup], tuple[S, dict[str, np.ndarray]]],
     state: S,
-    config: C,
+    setup: Setup,
     iterations: int | None = None,
     on_iteration: Callable[[int, S, dict[str, np.ndarray]], None] | None = None,
 ) -> tuple[S, dict[str, np.ndarray]]:
-    """In memory, `iterations` (default: the rest of `config.iterations`) calls of
-    `iterate(state, config)` from `state` (leading seed axis); `on_iteration(iteration number,
+    """In memory, `iterations` (default: the rest of the config's `iterations`) calls of
+    `iterate(state, setup)` from `state` (leading seed axis); `on_iteration(iteration number,
     state, metrics)` after each (continuing from any state it saw is bit-identical to not
     stopping). Returns the last state and every metric stacked to (num_seeds, iterations run),
     NaN in iterations that do not report it (a two-stage method's stages report different
     metrics)."""
     if iterations is None:
-        iterations = int(config.iterations) - iterations_done(state)  # type: ignore[attr-defined]
+        iterations = int(setup.config.iterations) - iterations_done(state)
     history: list[dict[str, np.ndarray]] = []
     for _ in range(int(iterations)):
-        state, metrics = iterate(state, config)
+        state, metrics = iterate(state, setup)
         history.append(metrics)
         if on_iteration is not None:
             on_iteration(int(metrics["iteration"][0]), state, metrics)

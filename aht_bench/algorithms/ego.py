@@ -15,8 +15,6 @@ May import jax, aht_bench.envs, aht_bench.policies and aht_bench.training only.
 
 from __future__ import annotations
 
-import functools
-
 from aht_bench.algorithms import fixed_partner
 from aht_bench.algorithms.fixed_partner import FixedPartnerState, learner_params
 from aht_bench.policies.networks import RecurrentEgo
@@ -28,7 +26,6 @@ EgoState = FixedPartnerState
 __all__ = ["EgoState", "init", "learner_params", "network", "train", "update"]
 
 
-@functools.lru_cache(maxsize=32)
 def network(config: EgoConfig) -> RecurrentEgo:
     """The ego agent's architecture."""
     env = make_env(config.task_id, config.shaping)

@@ -62,7 +62,7 @@ def _setup(config: BRConfig | EgoConfig, network: Any, pool: TeammatePool) -> Le
     env = make_env(config.task_id, config.shaping)
     if not 0 <= config.learner_seat < env.num_agents:
         raise ValueError(
-            f"learner_seat={config.learner_seat} is invalid: {config.canonical_task_id} has "
+            f"learner_seat={config.learner_seat} is invalid: {config.task_id} has "
             f"seats 0..{env.num_agents - 1}"
         )
     others = tuple(s for s in range(env.num_agents) if s != config.learner_seat)

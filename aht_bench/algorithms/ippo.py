@@ -16,7 +16,6 @@ May import jax, aht_bench.envs, aht_bench.policies and aht_bench.training only.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -48,8 +47,9 @@ class IPPOState(NamedTuple):
     update_step: jax.Array  # () int32: updates done
 
 
-@functools.lru_cache(maxsize=32)
-def _setup(config: IPPOConfig) -> LearnerSetup:
+def setup(config: IPPOConfig) -> LearnerSetup:
+    """The env, the self-play pairing (one network per seat) and the optimiser of `config`:
+    built where a jitted update is traced (once per config) and by `init`."""
     env = make_env(config.task_id, config.shaping)
     network = MLPActorCritic(env.obs_dim, env.num_actions, num_value_heads=1, hidden=config.hidden)
     pairing = Pairing(
@@ -62,22 +62,22 @@ def _setup(config: IPPOConfig) -> LearnerSetup:
 
 def network(config: IPPOConfig) -> MLPActorCritic:
     """The architecture of every IPPO agent of `config` (every seat's policy)."""
-    policy = _setup(config).pairing.policies[0]
+    policy = setup(config).pairing.policies[0]
     assert isinstance(policy, MLPActorCritic)
     return policy
 
 
 def init(key: jax.Array, config: IPPOConfig) -> IPPOState:
     """Fresh agents (one per seat) and freshly reset envs."""
-    setup = _setup(config)
-    num_agents = setup.env.num_agents
+    parts = setup(config)
+    num_agents = parts.env.num_agents
     key_params, key_envs, key = jax.random.split(key, 3)
     keys = jax.random.split(key_params, num_agents)
-    agent_params = [init_params(network(config), k) for k in keys]
+    agent_params = [init_params(parts.pairing.policies[0], k) for k in keys]
     params = jax.tree.map(lambda *xs: jnp.stack(xs), *agent_params)
     return IPPOState(
-        learners=LearnerState(params, jax.vmap(setup.optimizer.init)(params)),
-        rollout=init_rollout(setup.env, setup.pairing, key_envs, config.num_envs),
+        learners=LearnerState(params, jax.vmap(parts.optimizer.init)(params)),
+        rollout=init_rollout(parts.env, parts.pairing, key_envs, config.num_envs),
         key=key,
         update_step=jnp.zeros((), jnp.int32),
     )
@@ -85,8 +85,8 @@ def init(key: jax.Array, config: IPPOConfig) -> IPPOState:
 
 def update(state: IPPOState, config: IPPOConfig) -> tuple[IPPOState, Metrics]:
     """One IPPO update: a rollout of every env, then one PPO update per agent."""
-    setup = _setup(config)
-    num_agents = setup.env.num_agents
+    parts = setup(config)
+    num_agents = parts.env.num_agents
     key, key_rollout, key_ppo = jax.random.split(state.key, 3)
     params = tuple(
         jax.tree.map(lambda x, i=i: x[i], state.learners.params) for i in range(num_agents)
@@ -97,8 +97,8 @@ def update(state: IPPOState, config: IPPOConfig) -> tuple[IPPOState, Metrics]:
         left = jnp.clip(1.0 - done / config.shaped_reward_anneal_steps, 0.0, 1.0)
         coef = config.shaped_reward_coef * left
     rollout_state, trajectory = rollout(
-        setup.env,
-        setup.pairing,
+        parts.env,
+        parts.pairing,
         params,
         state.rollout,
         key_rollout,
@@ -109,12 +109,12 @@ def update(state: IPPOState, config: IPPOConfig) -> tuple[IPPOState, Metrics]:
     # slower on XLA's CPU backend than two plain ones.
     updated = [
         ppo_update(
-            network(config),
+            parts.pairing.policies[i],
             jax.tree.map(lambda x, i=i: x[i], state.learners),
             (make_stream(trajectory, i, config.ppo),),
             agent_key,
             config.ppo,
-            setup.optimizer,
+            parts.optimizer,
         )
         for i, agent_key in enumerate(jax.random.split(key_ppo, num_agents))
     ]

@@ -62,12 +62,9 @@ from __future__ import annotations
 
 import dataclasses
 
-import jax
-
 from aht_bench.algorithms import rotate
 from aht_bench.algorithms.api import Method, TaskConfig
 from aht_bench.algorithms.rotate import RotateState
-from aht_bench.policies.population import Population
 from aht_bench.training import paper_tables, presets
 from aht_bench.training.config import PPOConfig
 from aht_bench.training.report import IterationReport
@@ -128,28 +125,10 @@ class MinimaxConfig(TaskConfig):
         return self.rotate_config.env_steps_per_iteration
 
 
-def networks(config: MinimaxConfig) -> rotate.Networks:
-    """The architectures of a run: `teammate` (one value head) and `ego` (`best_response` is
-    built but never used)."""
-    return rotate.networks(config.rotate_config)
-
-
-def init(key: jax.Array, config: MinimaxConfig) -> RotateState:
-    """A fresh run of one seed: a random ego and an empty buffer."""
-    return rotate.init(key, config.rotate_config)
-
-
-def step(
-    state: RotateState, config: MinimaxConfig, done: int
-) -> tuple[RotateState, dict[str, jax.Array]]:
-    """One open-ended iteration of every seed: a teammate minimising the current ego's return
-    joins the buffer, then the ego trains on the buffer. Metrics: module docstring."""
-    return rotate.step(state, config.rotate_config, done)
-
-
-def population(state: RotateState, config: MinimaxConfig, seed: int | None = 0) -> Population:
-    """The generated teammates of one seed, in generation order (host arrays)."""
-    return rotate.population(state, config.rotate_config, seed)
+def setup(config: MinimaxConfig) -> rotate.RotateSetup:
+    """ROTATE's setup of the same run (`MinimaxConfig.rotate_config`): the teammate has one
+    value head, the ego is ROTATE's (`best_response` is built but never used)."""
+    return rotate.setup(config.rotate_config)
 
 
 REPORT = IterationReport(
@@ -194,7 +173,17 @@ _EXHAUSTED = "raise iterations= in the config to go on (the buffer has one slot 
 """What to do once a run has done all its iterations."""
 
 METHOD: Method[MinimaxConfig, RotateState] = Method(
-    "Minimax", PRESETS, init, step, networks, population, REPORT, _EXHAUSTED
+    "Minimax",
+    PRESETS,
+    setup,
+    rotate.init,
+    rotate.core.step,
+    rotate.core.population,
+    REPORT,
+    _EXHAUSTED,
 )
-"""Minimax Return as a `Method`: what `aht-bench train minimax` drives."""
+"""Minimax Return as a `Method`: what `aht-bench train minimax` drives; one step is ROTATE's
+(`rotate.core.step` on `setup(config)`): a teammate minimising the current ego's return joins
+the buffer, then the ego trains on the buffer."""
 init_seeds, iterate, run, train, ego_params, preset = METHOD.bound()
+networks, population = METHOD.networks, METHOD.published  # of a config or a setup

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from aht_bench.algorithms.rotate import RotateConfig, init_seeds, networks, preset, run
+from aht_bench.algorithms.rotate import RotateConfig, init_seeds, networks, preset, run, setup
 from aht_bench.envs.core import EnvState
 from aht_bench.envs.matrix import RepeatedMatrixGame, enumerate_nonterminal_states
 from aht_bench.policies.core import Params
@@ -185,12 +185,13 @@ def sabotage_experiment(
     }
     fields = {k: v for k, v in fields.items() if v is not None} | overrides
     config = preset("sabotage", "sabotage-v1", **fields)
-    start = init_seeds(jax.random.PRNGKey(0) if key is None else key, config, seeds)
+    run_setup = setup(config)
+    start = init_seeds(jax.random.PRNGKey(0) if key is None else key, run_setup, seeds)
     egos = [start.ego]  # the ego before each iteration, then the final one
-    result = run(start, config, on_iteration=lambda _, state, __: egos.append(state.ego))
+    result = run(start, run_setup, on_iteration=lambda _, state, __: egos.append(state.ego))
     last = config.iterations - 1
     ego_of_last = egos[last]  # the ego the last teammate was generated against
-    nets = networks(config)
+    nets = run_setup.networks
     buffer = result.state.buffer
 
     def seed_of(tree: Any, s: int, slot: int | None = last) -> Any:

@@ -183,7 +183,7 @@ def _prepare(
     inputs: tuple[Any, ...] = ()
     records: list[dict[str, Any]] = []
     if algo.needs_teammates:
-        teammates, records = resolve_teammates(config.canonical_task_id, spec.teammates)
+        teammates, records = resolve_teammates(config.task_id, spec.teammates)
         inputs = (teammate_pool(teammates),)
     if resume:
         _check_resume(run, spec, records)
@@ -285,7 +285,7 @@ def train(
     done = loop.done(state)
     total, per_call = loop.total(config), loop.steps_per_call(config)
     _truncate_metrics(run.metrics, unit, done)
-    title = f"{spec.algorithm} on {config.canonical_task_id} ({spec.preset})"
+    title = f"{spec.algorithm} on {config.task_id} ({spec.preset})"
     log(
         f"{title}: {total} {unit}s, {loop.env_steps_done(config, total):,} env steps per seed "
         f"x {spec.num_seeds} seed(s){_groups(spec)}; init {time.perf_counter() - start:.1f}s"

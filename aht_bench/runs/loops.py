@@ -215,8 +215,9 @@ class IterationLoop:
         }
 
     def run(self, algo: Algorithm, state: Any, config: Any) -> Iterator[tuple[int, Any, Metrics]]:
+        setup = self.method.setup(config)  # once for the whole run
         for done in range(self.done(state) + 1, config.iterations + 1):
-            state, metrics = self.method.iterate(state, config)
+            state, metrics = self.method.iterate(state, setup)
             yield done, state, {k: np.asarray(v)[:, None] for k, v in metrics.items()}
 
     def may_be_nan(self, metric: str) -> bool:
@@ -233,13 +234,14 @@ class IterationLoop:
     ) -> list[Path]:
         from aht_bench.policies import save_policy, save_population
 
-        ego_network = self.method.networks(config).ego
+        setup = self.method.setup(config)
+        ego_network = setup.networks.ego
         paths = []
         for s in range(spec.num_seeds):
             ego, population = (folder / f"seed{s}-{k}.safetensors" for k in ("ego", "population"))
             params = self.method.ego_params(state, s)
             save_policy(ego, ego_network, params, _policy_card(self, spec, config, ego.stem, done))
-            members = self.method.population(state, config, s)
+            members = self.method.population(state, setup, s)
             save_population(
                 population, members, _policy_card(self, spec, config, population.stem, done)
             )
@@ -297,7 +299,7 @@ def _learner_policies(algo: Algorithm, params: Any) -> list[tuple[str, Any]]:
 def _policy_card(loop: Loop, spec: RunSpec, config: Any, learner: str, done: int) -> dict:
     """The `card_extra` of a policy file the run writes: task and provenance."""
     return {
-        "task_id": config.canonical_task_id,
+        "task_id": config.task_id,
         "provenance": {
             "algorithm": spec.algorithm,
             "preset": spec.preset,

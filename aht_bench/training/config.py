@@ -82,6 +82,18 @@ class PPOConfig:
         )
 
 
+def resolve_task_id(task_id: str) -> str:
+    """The registered id that `task_id` (an id or an alias) names, or a ValueError that names
+    the field and suggests ids. Configs store this id, so an alias is resolved once, when the
+    config is built, and a saved config names the version it ran on."""
+    from aht_bench.envs import registry
+
+    try:
+        return registry.resolve(task_id)
+    except registry.UnknownTaskError as e:
+        raise ValueError(f"task_id={task_id!r} is invalid: {e}") from None
+
+
 def normalise_shaping(task_id: str, shaping: Any) -> tuple[tuple[str, float], ...]:
     """`shaping` as ((name, float), ...) pairs (a repeated name: its last value), or a
     ValueError naming the fix: names of `aht_bench.envs.overcooked.PAPER_SHAPING`, on an
@@ -112,7 +124,8 @@ class RunConfig:
     """What every PPO run has: a task, a budget, parallel envs and the PPO hyperparameters."""
 
     task_id: str
-    """Registered task id or alias (`aht_bench.envs.registered_ids()`)."""
+    """Registered task id or alias (`aht_bench.envs.registered_ids()`); the config stores the
+    id an alias names."""
     total_timesteps: int
     """Budget in joint env steps; the run does `num_updates` full updates within it."""
     num_envs: int
@@ -134,12 +147,7 @@ class RunConfig:
     forced_coord set); () keeps the paper's."""
 
     def __post_init__(self) -> None:
-        from aht_bench.envs import registry
-
-        try:
-            registry.resolve(self.task_id)
-        except registry.UnknownTaskError as e:
-            raise ValueError(f"task_id={self.task_id!r} is invalid: {e}") from None
+        object.__setattr__(self, "task_id", resolve_task_id(self.task_id))
         object.__setattr__(self, "shaping", normalise_shaping(self.task_id, self.shaping))
         _require(self.num_envs >= 1, "num_envs", self.num_envs, "use at least 1")
         _require(self.rollout_length >= 1, "rollout_length", self.rollout_length, "use at least 1")
@@ -215,13 +223,6 @@ class RunConfig:
     def minibatch_size(self) -> int:
         """Transitions per minibatch per learner."""
         return self.batch_size // self.ppo.num_minibatches
-
-    @property
-    def canonical_task_id(self) -> str:
-        """The registered id that `task_id` names."""
-        from aht_bench.envs import registry
-
-        return registry.resolve(self.task_id)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -36,6 +36,9 @@ def make_env(task_id: str, shaping: tuple[tuple[str, float], ...] = ()) -> AutoR
     """`AutoReset(envs.make(task_id))` with p0 starts; `shaping` ((name, value) pairs, Overcooked
     only) replaces shaped-reward coefficients (`aht_bench.envs.overcooked.with_shaping`).
 
+    One env object per (task, shaping) in a process: an env is a static argument of jitted
+    functions (`init_rollout`) and compares by identity, so this is what lets two runs of one
+    task share their compiled programs; a method's setup (`aht_bench.training.setup`) holds it.
     Safe to call while tracing a jitted function: backends that compute with jnp at
     construction (Jumanji's specs) are evaluated eagerly.
     """

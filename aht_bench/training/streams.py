@@ -20,7 +20,7 @@ from aht_bench.envs.wrappers import AutoReset, StoredStates
 from aht_bench.policies.core import Params
 from aht_bench.training.config import PPOConfig
 from aht_bench.training.ppo import Stream, make_stream, timestep_weights
-from aht_bench.training.rollout import Pairing, Trajectory, make_env, reset_rollout, rollout
+from aht_bench.training.rollout import Pairing, Trajectory, reset_rollout, rollout
 
 
 class LossTerm(NamedTuple):
@@ -40,24 +40,26 @@ def flat_states(states: EnvState[Any] | None) -> EnvState[Any]:
 
 
 def branch_rollout(
+    env: AutoReset,
     pairing: Pairing,
     params: tuple[Params, ...],
     states: EnvState[Any] | None,
     key: jax.Array,
-    config: Any,
+    num_envs: int,
+    rollout_length: int,
 ) -> Trajectory:
     """A rollout of `pairing` whose episodes start from states drawn uniformly from `states`
     (leaves (T, E, ...), e.g. the states an XP rollout visited): SXP, XSP and MP data.
 
     Every update draws fresh start states from the latest batch (Alg. rotate_teamgen_alg,
     lines SampleStates/Interact); an episode that ends inside the rollout restarts from another
-    drawn state, and the last one is bootstrapped where the rollout cuts it. `config` is the
-    method's: its `task_id`, `shaping`, `num_envs` and `rollout_length` are read.
+    drawn state, and the last one is bootstrapped where the rollout cuts it: `num_envs` envs of
+    `env`'s task (its reset source replaced), `rollout_length` steps.
     """
-    env = AutoReset(make_env(config.task_id, config.shaping).env, StoredStates(flat_states(states)))
+    env = AutoReset(env.env, StoredStates(flat_states(states)))
     key_reset, key_rollout = jax.random.split(key)
-    start = reset_rollout(env, pairing, key_reset, config.num_envs)
-    _, trajectory = rollout(env, pairing, params, start, key_rollout, config.rollout_length)
+    start = reset_rollout(env, pairing, key_reset, num_envs)
+    _, trajectory = rollout(env, pairing, params, start, key_rollout, rollout_length)
     return trajectory
 
 

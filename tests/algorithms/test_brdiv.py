@@ -281,7 +281,7 @@ def test_paper_presets_follow_the_table():
     assert lbf.ego_timesteps == 60_000_000 and lbf.ego_ppo.learning_rate == 5e-5
     for name, table_of in brdiv.PRESETS.items():
         for task_id in table_of:
-            assert brdiv.preset(name, task_id).canonical_task_id == task_id
+            assert brdiv.preset(name, task_id).task_id == task_id
     with pytest.raises(KeyError, match="Did you mean 'quick'"):
         brdiv.preset("quik", "lbf")
     assert brdiv.preset("quick", "lbf", population_size=2).population_size == 2
@@ -348,25 +348,22 @@ def _tiny_algorithm(stop_after: set[int]) -> runs.Algorithm:
     """`brdiv` with a `tiny` preset on the identity game; SIGINT after the iterations in
     `stop_after` (what Ctrl-C does: the run stops after that iteration, with a checkpoint)."""
     module = types.ModuleType("brdiv_tiny")
-    config = _tiny_config()
+    presets = {"tiny": {IDENTITY_TASK: _tiny_config()}}
 
-    def iterate(state, config):
-        state, metrics = brdiv.iterate(state, config)
-        if int(metrics["iteration"][0]) in stop_after:
+    def step(state, setup, done):
+        state, metrics = brdiv.METHOD.step(state, setup, done)
+        if done + 1 in stop_after:
             os.kill(os.getpid(), signal.SIGINT)
         return state, metrics
 
+    method = dataclasses.replace(brdiv.METHOD, presets=presets, step=step)
     vars(module).update(vars(brdiv))
-    vars(module).update(
-        PRESETS={"tiny": {IDENTITY_TASK: config}},
-        preset=lambda name, task: config,
-        iterate=iterate,
-    )
+    vars(module).update(METHOD=method, PRESETS=presets, preset=method.preset)
     return runs.Algorithm(
         "brdiv",
         module,
         needs_teammates=False,
-        loop=runs.IterationLoop(brdiv.REPORT),
+        loop=runs.IterationLoop(method),
         presets=("tiny",),
     )
 

@@ -136,7 +136,7 @@ def test_ego_is_the_member_with_the_highest_mean_cross_play():
 
 def test_member_trains_in_both_seats_with_the_standard_loss():
     config = _config()
-    pairings = cole.core._pairings(config)
+    pairings = cole.setup(config).pairings
     assert (pairings.seat0.seats, pairings.seat1.seats) == ((0, 1), (1, 0))
     assert pairings.seat0.learners == pairings.seat1.learners == (0,)
     assert pairings.cross.learners == ()
@@ -259,7 +259,7 @@ def _three_runs(root: Path) -> None:
     )  # as tests/conftest.py registers it
     cole.PRESETS["tiny"] = {COORD_TASK: _config()}
     algo = runs.Algorithm(
-        "cole", cole, needs_teammates=False, loop=runs.IterationLoop(cole.REPORT), presets=("tiny",)
+        "cole", cole, needs_teammates=False, loop=runs.IterationLoop(cole.METHOD), presets=("tiny",)
     )
     spec = runs.RunSpec("cole", COORD_TASK, "tiny", num_seeds=SEEDS, seed=1)
     runs.train(algo, spec, root / "reference", progress=False)

@@ -30,7 +30,7 @@ from aht_bench.runs import get
 from aht_bench.training import LearnerData, PPOConfig, Trajectory
 from aht_bench.training.partners import MixedPartner
 from aht_bench.training.ppo import ppo_loss
-from aht_bench.training.rollout import make_env, reset_rollout, rollout
+from aht_bench.training.rollout import reset_rollout, rollout
 
 TASK = "test-coord3-v1"  # identity payoffs: three equally good conventions, one step
 
@@ -203,11 +203,12 @@ def _always(net, action, seed=0):
 
 def test_xp_rollout_plays_earlier_teammate_env_mod_count_and_finds_comp():
     config = _config()
-    nets = comedi.networks(config)
+    setup = comedi.setup(config)
+    nets = setup.networks
     # slots: teammate 0 plays A, teammate 1 plays B, slot 2 (not filled) plays C
     earlier = Population.stack(nets.teammate, [_always(nets.teammate, a) for a in range(3)])
     learner = _always(nets.teammate, 1)  # the new teammate plays B
-    env, pairing = make_env(TASK), comedi.core._pairings(config).xp
+    env, pairing = setup.env, setup.pairings.xp
     start = reset_rollout(env, pairing, jax.random.PRNGKey(1), 6)
     params = ((earlier, jnp.int32(2)), learner)
     _, xp = rollout(env, pairing, params, start, jax.random.PRNGKey(2), 3)
@@ -279,7 +280,7 @@ def test_networks_and_state_layout():
     assert nets.teammate.num_value_heads == config.population_size
     assert nets.best_response.num_value_heads == 1
     assert nets.ego.hidden == config.ego_hidden
-    state = jax.eval_shape(lambda k: comedi.init(k, config), jax.random.PRNGKey(0))
+    state = jax.eval_shape(lambda k: comedi.init(k, comedi.setup(config)), jax.random.PRNGKey(0))
     leaves = jax.tree.leaves(state.buffer.teammates) + jax.tree.leaves(state.buffer.best_responses)
     assert all(x.shape[0] == config.population_size for x in leaves)
     assert state.ego.rollout.obs.shape[0] == config.ego_num_envs
@@ -326,7 +327,7 @@ def test_paper_presets_follow_the_table():
     assert comedi.preset("paper", "forced_coord").ego_ppo.num_epochs == 5
     for name, presets in comedi.PRESETS.items():
         for task_id in presets:
-            assert comedi.preset(name, task_id).canonical_task_id == task_id
+            assert comedi.preset(name, task_id).task_id == task_id
     quick = comedi.preset("quick", "cramped_room")
     assert (quick.xp_coef, quick.mp_coef) == (0.4, 0.7)  # the paper's alpha, beta
     with pytest.raises(KeyError, match="Did you mean 'quick'"):

@@ -148,7 +148,7 @@ def test_paper_lbf_snapshots_and_preset_lookup():
     for name, table in fcp.PRESETS.items():
         assert set(table) == set(presets.PAPER_TASKS), name
         for task_id in table:
-            assert fcp.preset(name, task_id).canonical_task_id == task_id
+            assert fcp.preset(name, task_id).task_id == task_id
 
 
 # ----------------------------------------------------------------------- a tiny run, in memory
@@ -231,30 +231,30 @@ def test_the_ego_draws_uniformly_from_the_whole_pool_and_trains(tiny_run):
 # ---------------------------------------------------------------------------- a run on disk
 
 
-def _module(stop_at: int | None = None) -> Any:
-    """`fcp` with the tiny config as its only preset; sends itself SIGTERM during iteration
-    `stop_at` (the run stops after it, with a checkpoint)."""
+def _method(stop_at: int | None = None) -> Any:
+    """`fcp.METHOD` with the tiny config as its only preset; sends itself SIGTERM during
+    iteration `stop_at` (the run stops after it, with a checkpoint)."""
 
-    def iterate(state, config):
-        state, metrics = fcp.iterate(state, config)
+    def iterate(state, setup):
+        state, metrics = fcp.iterate(state, setup)
         if stop_at is not None and int(metrics["iteration"][0]) == stop_at:
             os.kill(os.getpid(), signal.SIGTERM)
         return state, metrics
 
-    names = ("init_seeds", "ego_params", "population", "networks")
-    return types.SimpleNamespace(
+    names = ("setup", "init_seeds", "ego_params", "population", "report")
+    return types.SimpleNamespace(  # what IterationLoop uses of a Method
         preset=lambda name, task: _config(),
         iterate=iterate,
-        **{name: getattr(fcp, name) for name in names},
+        **{name: getattr(fcp.METHOD, name) for name in names},
     )
 
 
 def _train(out: Path, stop_at: int | None = None, resume: bool = False) -> runs.RunOutcome:
     algo = runs.Algorithm(
         "fcp",
-        _module(stop_at),
+        fcp,
         needs_teammates=False,
-        loop=runs.IterationLoop(fcp.REPORT),
+        loop=runs.IterationLoop(_method(stop_at)),
         presets=("quick",),
     )
     spec = runs.RunSpec("fcp", TRUNC_TASK, "quick", num_seeds=1, seed=3)

@@ -76,7 +76,7 @@ def test_every_preset_resolves_and_the_smoke_overrides_validate(method):
         tasks = ["sabotage"] if preset == "sabotage" else ["lbf", "overcooked-cramped_room-v2"]
         for task in tasks:
             config = algo.config(_spec(method, preset, task))
-            assert config.canonical_task_id == runs.RunSpec(method, task).task_id
+            assert config.task_id == runs.RunSpec(method, task).task_id
     config = algo.config(_spec(method, overrides=smoke.pairs(method)))
     for field, value in smoke.pairs(method):
         group, _, name = field.rpartition(".")

@@ -85,7 +85,7 @@ def test_runs_in_rotates_loop_with_a_one_headed_teammate_and_no_best_responses()
     nets = minimax.networks(config)
     assert nets.teammate.num_value_heads == 1  # "a standard actor-critic architecture"
     assert type(nets.ego).__name__ == "RecurrentEgo"
-    state = jax.eval_shape(lambda k: rotate.init(k, config.rotate_config), jax.random.PRNGKey(0))
+    state = jax.eval_shape(lambda k: rotate.init(k, minimax.setup(config)), jax.random.PRNGKey(0))
     assert state.buffer.best_responses is None
     assert all(x.shape[0] == 2 for x in jax.tree.leaves(state.buffer.teammates))
     assert hash(config) == hash(_config())  # a static jit argument
@@ -144,7 +144,7 @@ def test_paper_presets_follow_the_table():
     for name, table in minimax.PRESETS.items():
         assert set(table) == set(minimax.PAPER_TASKS), name
         for task_id in table:
-            assert minimax.preset(name, task_id).canonical_task_id == task_id
+            assert minimax.preset(name, task_id).task_id == task_id
     with pytest.raises(KeyError, match="Did you mean 'paper'"):
         minimax.preset("papr", "lbf")
     assert "minimax" in runs.ALGORITHMS
@@ -163,7 +163,7 @@ def test_the_teammate_lowers_the_fixed_egos_return():
     nets = rotate.networks(config)
     ego = init_params(nets.ego, jax.random.PRNGKey(1))
     teammate = init_params(nets.teammate, jax.random.PRNGKey(2))
-    phase = jax.jit(functools.partial(rotate.core.teammate_phase, config=config))
+    phase = jax.jit(functools.partial(rotate.core.teammate_phase, setup=rotate.setup(config)))
     trained, best_response, metrics = phase(ego, teammate, None, jax.random.PRNGKey(3))
     assert best_response is None
     returns = np.asarray(metrics["xp_return"])  # (40,), one per update, 64 episodes each

@@ -173,7 +173,7 @@ def test_paper_presets_follow_the_table():
     for name, table in paired.PRESETS.items():
         assert set(table) == set(paired.presets.PAPER_TASKS), name
         for task_id in table:
-            assert paired.preset(name, task_id).canonical_task_id == task_id
+            assert paired.preset(name, task_id).task_id == task_id
     with pytest.raises(KeyError, match="Did you mean 'quick'"):
         paired.preset("quik", "lbf")
     assert "paired" in runs.ALGORITHMS

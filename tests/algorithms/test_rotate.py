@@ -195,7 +195,7 @@ def test_paper_presets_follow_the_table():
     )
     for name, table in rotate.PRESETS.items():
         for task_id in table:
-            assert rotate.preset(name, task_id).canonical_task_id == task_id
+            assert rotate.preset(name, task_id).task_id == task_id
     with pytest.raises(KeyError, match="Did you mean 'quick'"):
         rotate.preset("quik", "lbf")
     assert rotate.preset("quick", "lbf", variant="no_buffer").variant == "no_buffer"
@@ -207,7 +207,7 @@ def test_networks_and_buffer_layout():
     assert isinstance(nets.teammate, MLPActorCritic) and nets.teammate.num_value_heads == 2
     assert nets.best_response.num_value_heads == 1
     assert isinstance(nets.ego, RecurrentEgo)
-    state = jax.eval_shape(lambda k: rotate.init(k, config), jax.random.PRNGKey(0))
+    state = jax.eval_shape(lambda k: rotate.init(k, rotate.setup(config)), jax.random.PRNGKey(0))
     leaves = jax.tree.leaves(state.buffer.teammates) + jax.tree.leaves(state.buffer.best_responses)
     assert all(x.shape[0] == config.iterations for x in leaves)
     one, two = (TeammateBuffer(None, None, jnp.int32(n)) for n in (1, 2))

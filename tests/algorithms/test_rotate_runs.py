@@ -264,10 +264,6 @@ class _ToyConfig:
     iterations: int = 4
     env_steps_per_iteration: int = 10
 
-    @property
-    def canonical_task_id(self) -> str:
-        return self.task_id
-
 
 class _ToyState(NamedTuple):
     ego: jax.Array  # (num_seeds, 3)
@@ -305,6 +301,7 @@ def _toy(poison: str, at: int) -> types.SimpleNamespace:
 
     return types.SimpleNamespace(  # what IterationLoop uses of a Method
         preset=lambda name, task: _ToyConfig(task),
+        setup=lambda config: config,  # the toy derives nothing from its config
         init_seeds=init_seeds,
         iterate=iterate,
         report=rotate.REPORT,

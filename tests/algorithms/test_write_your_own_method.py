@@ -67,11 +67,11 @@ def test_the_method_trains_resumes_and_publishes(self_play, tmp_path):
 
     from aht_bench.policies import save_policy, save_population
 
-    members = method.population(result.state, config, 1)
+    members = method.published(result.state, config, 1)
     save_population(tmp_path / "pop.safetensors", members, {"task_id": "lbf-v1"})
     assert load_population(tmp_path / "pop.safetensors").size == 2
     ego = method.ego_params(result.state, seed=1)
-    save_policy(tmp_path / "ego.safetensors", self_play.networks(config).ego, ego, {})
+    save_policy(tmp_path / "ego.safetensors", method.networks(config).ego, ego, {})
     loaded = load_policy(tmp_path / "ego.safetensors")
     assert _equal(loaded[1], ego)
 

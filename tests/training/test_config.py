@@ -18,8 +18,8 @@ def test_derived_numbers_are_properties():
     assert cfg.num_updates == 9  # 10_000 // 1024
     assert cfg.minibatch_size == 256
     assert cfg.num_calls == 9
-    assert cfg.canonical_task_id == "lbf-v1"
-    assert _ippo(task_id="lbf").canonical_task_id == "lbf-v1"
+    assert cfg.task_id == "lbf-v1"
+    assert _ippo(task_id="lbf").task_id == "lbf-v1"
     ego = EgoConfig(
         task_id="lbf-v1",
         total_timesteps=10_000,

@@ -10,7 +10,7 @@ def test_every_preset_constructs():
     assert ("ippo", "paper", "overcooked-forced_coord-v1") in found
     for algorithm, preset, task in found:
         cfg = presets.get(algorithm, preset, task)
-        assert cfg.canonical_task_id == task
+        assert cfg.task_id == task
         assert cfg.num_updates >= 1
 
 
@@ -94,7 +94,7 @@ def test_v2_presets_are_their_v1_layouts_rows_on_the_v2_task():
                 continue
             assert v2 in table, (where, v2)
             new, old = table[v2], table[v1]
-            assert new.canonical_task_id == v2, where
+            assert new.task_id == v2, where
             assert _layout_config(new) == _layout_config(old), (where, v2)
             assert getattr(new, "shaping", ()) == (), (where, v2)
             if hasattr(new, "teammate_objective"):

@@ -54,6 +54,9 @@ What the paper leaves open, and what is chosen here:
     brdiv.population(state, config, seed=0)                # the confederates (a Population)
     brdiv.best_responses(state, config, seed=0)            # their best responses
 
+`setup(config)` is what a run derives from its config (env, networks, pairing, optimiser); the
+functions above take it in place of the config, to build it once (`train` and `run` do).
+
 May import jax, numpy, optax, aht_bench.envs, aht_bench.policies, aht_bench.training and
 aht_bench.algorithms only.
 """
@@ -62,23 +65,19 @@ from __future__ import annotations
 
 from aht_bench.algorithms import two_stage
 from aht_bench.algorithms.api import Method
+from aht_bench.algorithms.brdiv import core
 from aht_bench.algorithms.brdiv.config import (
     BRDivConfig,
     best_response_loss_terms,
     confederate_loss_terms,
 )
-from aht_bench.algorithms.brdiv.core import (
-    REPORT,
-    BRDivState,
-    best_responses,
-    init,
-    networks,
-    population,
-    step,
-)
+from aht_bench.algorithms.brdiv.core import REPORT, BRDivSetup, BRDivState, Networks, init, setup
 from aht_bench.algorithms.brdiv.presets import PRESETS
+from aht_bench.policies.population import Population
 
 __all__ = [  # what the package re-exports besides what METHOD is built from
+    "BRDivSetup",
+    "Networks",
     "best_response_loss_terms",
     "best_responses",
     "confederate_loss_terms",
@@ -88,7 +87,25 @@ _EXHAUSTED = "raise ego_iterations or generation_iterations only in a new run"
 """What to do once a run has done all its iterations."""
 
 METHOD: Method[BRDivConfig, BRDivState] = Method(
-    "BRDiv", PRESETS, init, step, networks, population, REPORT, _EXHAUSTED, two_stage.ego_of
+    "BRDiv",
+    PRESETS,
+    setup,
+    init,
+    core.step,
+    core.population,
+    REPORT,
+    _EXHAUSTED,
+    two_stage.ego_of,
 )
 """BRDiv as a `Method`: what `aht-bench train brdiv` drives."""
 init_seeds, iterate, run, train, ego_params, preset = METHOD.bound()
+networks, population = METHOD.networks, METHOD.published  # of a config or a setup
+
+
+def best_responses(
+    state: BRDivState, config: BRDivConfig | BRDivSetup, seed: int | None = 0
+) -> Population:
+    """The best responses of one seed as a `Population` (host arrays), BR j paired with
+    confederate j (`seed=None`: an unbatched state); of a config or a setup."""
+    run_setup = config if isinstance(config, BRDivSetup) else setup(config)
+    return core.best_responses(state, run_setup, seed)

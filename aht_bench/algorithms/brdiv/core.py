@@ -7,6 +7,7 @@ aht_bench.algorithms only.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any, NamedTuple
 
@@ -27,6 +28,7 @@ from aht_bench.algorithms.brdiv.config import (
 )
 from aht_bench.algorithms.common import two_player_env
 from aht_bench.algorithms.fixed_partner import FixedPartnerState
+from aht_bench.envs.wrappers import AutoReset
 from aht_bench.policies.core import Params
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
@@ -39,13 +41,13 @@ from aht_bench.training.rollout import (
     Trajectory,
     episode_stats,
     init_params,
-    make_env,
     reset_rollout,
     rollout,
 )
+from aht_bench.training.setup import Setup
 from aht_bench.training.streams import phase_summary
 
-# ------------------------------------------------------------------------------------ networks
+# ---------------------------------------------------------------------------------------- setup
 
 
 class Networks(NamedTuple):
@@ -54,12 +56,23 @@ class Networks(NamedTuple):
     ego: RecurrentEgo
 
 
-@functools.lru_cache(maxsize=32)
-def networks(config: BRDivConfig) -> Networks:
-    """The three architectures of a run."""
+@dataclasses.dataclass(frozen=True, eq=False)
+class BRDivSetup(Setup):
+    """What a BRDiv run derives from its config (`setup`), passed to every phase."""
+
+    config: BRDivConfig
+    env: AutoReset  # the task under the config's shaping, p0 starts
+    networks: Networks
+    pairing: Pairing  # roles (confederate, BR), both learners, in seats (other, ego seat)
+    optimizer: optax.GradientTransformation  # of every learner of the generation stage
+
+
+def setup(config: BRDivConfig) -> BRDivSetup:
+    """The env, networks, pair rollouts' pairing and generation optimiser of a BRDiv run of
+    `config`."""
     env = two_player_env(config, "BRDiv")
     n = config.population_size
-    return Networks(
+    nets = Networks(
         confederate=MLPActorCritic(
             env.obs_dim, env.num_actions, num_value_heads=n, hidden=config.confederate_hidden
         ),
@@ -68,22 +81,14 @@ def networks(config: BRDivConfig) -> Networks:
         ),
         ego=ego.network(config.ego_config),
     )
-
-
-@functools.lru_cache(maxsize=32)
-def _pairing(config: BRDivConfig) -> Pairing:
-    """Roles (confederate, BR), both learners, in seats (other, ego seat)."""
-    nets = networks(config)
-    return Pairing(
+    pairing = Pairing(
         (nets.confederate, nets.best_response),
         (CONFEDERATE, BEST_RESPONSE),
         (1 - config.ego_seat, config.ego_seat),
         config.shaped_reward_coef,
     )
-
-
-def _optimizer(config: BRDivConfig) -> optax.GradientTransformation:
-    return make_optimizer(config.generation_ppo, config.generation_updates)
+    optimizer = make_optimizer(config.generation_ppo, config.generation_updates)
+    return BRDivSetup(config, env, nets, pairing, optimizer)
 
 
 # ---------------------------------------------------------------------------------------- state
@@ -120,14 +125,14 @@ def _stack(trees: list[Any]) -> Any:
     return jax.tree.map(lambda *xs: jnp.stack(xs), *trees)
 
 
-@functools.partial(jax.jit, static_argnames="config")
+@functools.partial(jax.jit, static_argnames="setup")
 def _init_generation(
-    confederates: list[Params], best_responses: list[Params], key: jax.Array, config: BRDivConfig
+    confederates: list[Params], best_responses: list[Params], key: jax.Array, setup: BRDivSetup
 ) -> tuple[PairPopulation, GenerationState]:
     """The generation stage's start (one seed) from fresh params: Adam states, every pair's
     envs reset, in one compiled call."""
-    n, optimizer = config.population_size, _optimizer(config)
-    env, pairing = make_env(config.task_id, config.shaping), _pairing(config)
+    config, optimizer = setup.config, setup.optimizer
+    n, env, pairing = config.population_size, setup.env, setup.pairing
     k_envs, k_gen = jax.random.split(key)
     reset = jax.vmap(lambda k: reset_rollout(env, pairing, k, config.num_envs))
     rollouts = reset(jax.random.split(k_envs, n * n))
@@ -141,14 +146,15 @@ def _init_generation(
     )
 
 
-def init(key: jax.Array, config: BRDivConfig) -> BRDivState:
+def init(key: jax.Array, setup: BRDivSetup) -> BRDivState:
     """A fresh run for one seed: random confederates and BRs, pair envs reset, a fresh ego
     whose pool holds placeholders (the fresh confederates) with weights 0."""
-    nets, n = networks(config), config.population_size
+    config, nets = setup.config, setup.networks
+    n = config.population_size
     keys = np.asarray(jax.random.split(key, 2 * n + 3))
     confederates = [init_params(nets.confederate, k) for k in keys[:n]]
     best_responses = [init_params(nets.best_response, k) for k in keys[n : 2 * n]]
-    buffer, generation = _init_generation(confederates, best_responses, keys[2 * n], config)
+    buffer, generation = _init_generation(confederates, best_responses, keys[2 * n], setup)
     slots = Population(nets.confederate, buffer.confederates)
     return BRDivState(
         ego=two_stage.ego_start(keys[2 * n + 1], config.ego_config, slots),
@@ -160,10 +166,10 @@ def init(key: jax.Array, config: BRDivConfig) -> BRDivState:
 
 
 def pair_rollouts(
-    buffer: PairPopulation, rollouts: RolloutState, key: jax.Array, config: BRDivConfig
+    buffer: PairPopulation, rollouts: RolloutState, key: jax.Array, setup: BRDivSetup
 ) -> tuple[RolloutState, Trajectory]:
     """One rollout of every pair (confederate i, BR j), vmapped: leaves (n, n, ...)."""
-    env, pairing = make_env(config.task_id, config.shaping), _pairing(config)
+    config, env, pairing = setup.config, setup.env, setup.pairing
     n = config.population_size
 
     def _pair(confederate: Params, best_response: Params, state: RolloutState, k: jax.Array):
@@ -181,7 +187,7 @@ def _learners_update(
     opt_states: optax.OptState,
     streams: tuple[Stream, ...],
     key: jax.Array,
-    config: BRDivConfig,
+    setup: BRDivSetup,
 ) -> tuple[Params, optax.OptState, dict[str, jax.Array]]:
     """`ppo_update` of the n learners of one side, vmapped: streams' leaves (n, ...)."""
 
@@ -191,12 +197,12 @@ def _learners_update(
             LearnerState(params, opt_state),
             streams,
             k,
-            config.generation_ppo,
-            _optimizer(config),
+            setup.config.generation_ppo,
+            setup.optimizer,
         )
         return learner.params, learner.opt_state, metrics
 
-    n = config.population_size
+    n = setup.config.population_size
     return jax.vmap(_one)(params, opt_states, streams, jax.random.split(key, n))
 
 
@@ -248,7 +254,7 @@ def _side_streams(trajectories: Trajectory, side: int, config: BRDivConfig) -> t
 
 
 def generation_update(
-    buffer: PairPopulation, generation: GenerationState, config: BRDivConfig
+    buffer: PairPopulation, generation: GenerationState, setup: BRDivSetup
 ) -> tuple[PairPopulation, GenerationState, dict[str, jax.Array]]:
     """One BRDiv update (one seed): a rollout of every pair, then one PPO update of every
     confederate and every BR on its row (column) of the cross-play matrix.
@@ -256,16 +262,17 @@ def generation_update(
     Metrics: `pair_{i}_{j}_return` / `_episodes` (base return of the episodes that ended in pair
     (i, j)'s rollout), and the confederates' and BRs' PPO diagnostics (mean over agents).
     """
-    nets, n = networks(config), config.population_size
+    config, nets = setup.config, setup.networks
+    n = config.population_size
     key, k_roll, k_conf, k_br = jax.random.split(generation.key, 4)
-    rollouts, trajectories = pair_rollouts(buffer, generation.rollouts, k_roll, config)
+    rollouts, trajectories = pair_rollouts(buffer, generation.rollouts, k_roll, setup)
     confederates, confederate_opt, c_metrics = _learners_update(
         nets.confederate,
         buffer.confederates,
         generation.confederate_opt,
         _side_streams(trajectories, CONFEDERATE, config),
         k_conf,
-        config,
+        setup,
     )
     best_responses, best_response_opt, b_metrics = _learners_update(
         nets.best_response,
@@ -273,7 +280,7 @@ def generation_update(
         generation.best_response_opt,
         _side_streams(trajectories, BEST_RESPONSE, config),
         k_br,
-        config,
+        setup,
     )
     metrics = {f"confederate_{k}": jnp.mean(v) for k, v in c_metrics.items()}
     metrics |= {f"best_response_{k}": jnp.mean(v) for k, v in b_metrics.items()}
@@ -297,11 +304,13 @@ def cross_play_matrix(metrics: dict[str, Any], n: int) -> Any:
 
 
 def _generation_chunk(
-    state: BRDivState, config: BRDivConfig, num_updates: int
+    state: BRDivState, setup: BRDivSetup, num_updates: int
 ) -> tuple[BRDivState, dict[str, jax.Array]]:
+    config = setup.config
+
     def _update(carry, _):
         buffer, generation = carry
-        buffer, generation, metrics = generation_update(buffer, generation, config)
+        buffer, generation, metrics = generation_update(buffer, generation, setup)
         return (buffer, generation), metrics
 
     (buffer, generation), metrics = jax.lax.scan(
@@ -315,22 +324,22 @@ def _generation_chunk(
     return state._replace(buffer=buffer, generation=generation), summary
 
 
-@functools.partial(jax.jit, static_argnames=("config", "num_updates"))
+@functools.partial(jax.jit, static_argnames=("setup", "num_updates"))
 def generation_chunk_seeds(
-    state: BRDivState, config: BRDivConfig, num_updates: int
+    state: BRDivState, setup: BRDivSetup, num_updates: int
 ) -> tuple[BRDivState, dict[str, jax.Array]]:
     """`num_updates` generation updates of every seed (leading seed axis) in one call.
 
     Metrics ((num_seeds,) each), over the last quarter of the chunk's updates: the cross-play
     matrix `pair_{i}_{j}_return`, `sp_return` (mean of its diagonal), `xp_return` (mean off the
     diagonal) and the PPO diagnostics `confederate_*`, `best_response_*`."""
-    return map_seeds(lambda s: _generation_chunk(s, config, num_updates), state)
+    return map_seeds(lambda s: _generation_chunk(s, setup, num_updates), state)
 
 
-@functools.partial(jax.jit, static_argnames="config")
-def _start_ego_seeds(state: BRDivState, config: BRDivConfig) -> BRDivState:
+@functools.partial(jax.jit, static_argnames="setup")
+def _start_ego_seeds(state: BRDivState, setup: BRDivSetup) -> BRDivState:
     """The ego's pool becomes the trained confederates (uniform), its envs reset."""
-    nets = networks(config)
+    config, nets = setup.config, setup.networks
 
     def _one_seed(state: BRDivState) -> BRDivState:
         members = Population(nets.confederate, state.buffer.confederates)
@@ -347,7 +356,7 @@ def _start_ego_seeds(state: BRDivState, config: BRDivConfig) -> BRDivState:
 # ------------------------------------------------------------------------------ one iteration
 
 
-def step(state: BRDivState, config: BRDivConfig, done: int) -> tuple[BRDivState, dict[str, Any]]:
+def step(state: BRDivState, setup: BRDivSetup, done: int) -> tuple[BRDivState, dict[str, Any]]:
     """Iteration `done + 1` of every seed (leading seed axis): a chunk of the generation stage,
     or (after `generation_iterations`) a chunk of the ego stage.
 
@@ -356,27 +365,28 @@ def step(state: BRDivState, config: BRDivConfig, done: int) -> tuple[BRDivState,
     diagnostics; ego iterations report `ego_return` (the ego with the confederates) and the
     ego's diagnostics (`ego_*`); `METHOD.iterate` adds `iteration` and `env_steps`.
     """
+    config = setup.config
     if done < config.generation_iterations:
-        state, metrics = generation_chunk_seeds(state, config, config.generation_chunks[done])
+        state, metrics = generation_chunk_seeds(state, setup, config.generation_chunks[done])
     else:
         if done == config.generation_iterations:
-            state = _start_ego_seeds(state, config)
+            state = _start_ego_seeds(state, setup)
         chunk = config.ego_chunks[done - config.generation_iterations]
         ego_state, metrics = two_stage.ego_chunk_seeds(state.ego, config.ego_config, chunk)
         state = state._replace(ego=ego_state)
     return state._replace(iteration=state.iteration + 1), metrics
 
 
-def population(state: BRDivState, config: BRDivConfig, seed: int | None = 0) -> Population:
+def population(state: BRDivState, setup: BRDivSetup, seed: int | None = 0) -> Population:
     """The confederates of one seed as a `Population` (host arrays), ready for
     `aht_bench.policies.io.save_population`. `seed=None` for an unbatched state."""
-    return Population(networks(config).confederate, seed_of(state.buffer.confederates, seed))
+    return Population(setup.networks.confederate, seed_of(state.buffer.confederates, seed))
 
 
-def best_responses(state: BRDivState, config: BRDivConfig, seed: int | None = 0) -> Population:
+def best_responses(state: BRDivState, setup: BRDivSetup, seed: int | None = 0) -> Population:
     """The best responses of one seed as a `Population` (host arrays), BR j paired with
     confederate j."""
-    return Population(networks(config).best_response, seed_of(state.buffer.best_responses, seed))
+    return Population(setup.networks.best_response, seed_of(state.buffer.best_responses, seed))
 
 
 REPORT = IterationReport(

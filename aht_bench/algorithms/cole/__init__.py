@@ -67,6 +67,10 @@ train on the shaped reward, cross-play uses the base return.
     result.metrics["ego_return"]                      # (num_seeds, population_size)
     save_population("pop.safetensors", cole.population(result.state, config, seed=0))
 
+`setup(config)` is what a run derives from its config (env, networks, pairings, the members'
+optimiser); the functions above take it in place of the config, to build it once (`train` and
+`run` do).
+
 May import jax, numpy, aht_bench.envs, aht_bench.policies, aht_bench.training and
 aht_bench.algorithms only.
 """
@@ -74,16 +78,13 @@ aht_bench.algorithms only.
 from __future__ import annotations
 
 from aht_bench.algorithms.api import Method
+from aht_bench.algorithms.cole import core
 from aht_bench.algorithms.cole.config import ColeConfig
-from aht_bench.algorithms.cole.core import (
-    REPORT,
-    ColeState,
-    init,
-    networks,
-    population,
-    step,
-)
+from aht_bench.algorithms.cole.core import REPORT, ColeSetup, ColeState, Networks, init, setup
 from aht_bench.algorithms.cole.presets import PRESETS
+
+# what the package re-exports besides what METHOD is built from
+__all__ = ["ColeSetup", "Networks"]
 
 _EXHAUSTED = (
     "raise population_size= in the config to go on (the population has one slot per iteration)"
@@ -91,7 +92,8 @@ _EXHAUSTED = (
 """What to do once a run has done all its iterations."""
 
 METHOD: Method[ColeConfig, ColeState] = Method(
-    "COLE", PRESETS, init, step, networks, population, REPORT, _EXHAUSTED
+    "COLE", PRESETS, setup, init, core.step, core.population, REPORT, _EXHAUSTED
 )
 """COLE as a `Method`: what `aht-bench train cole` drives."""
 init_seeds, iterate, run, train, ego_params, preset = METHOD.bound()
+networks, population = METHOD.networks, METHOD.published  # of a config or a setup

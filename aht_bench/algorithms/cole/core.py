@@ -7,6 +7,7 @@ aht_bench.algorithms only.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from typing import Any, NamedTuple
@@ -22,6 +23,7 @@ from aht_bench.algorithms.cole.config import (
     ColeConfig,
 )
 from aht_bench.algorithms.common import two_player_env
+from aht_bench.envs.wrappers import AutoReset
 from aht_bench.policies.core import Params
 from aht_bench.policies.networks import MLPActorCritic
 from aht_bench.policies.population import Population
@@ -34,10 +36,10 @@ from aht_bench.training.rollout import (
     RolloutState,
     Trajectory,
     episode_stats,
-    make_env,
     reset_rollout,
     rollout,
 )
+from aht_bench.training.setup import Setup
 from aht_bench.training.streams import LossTerm, loss_streams, phase_summary
 
 # ------------------------------------------------------------------- incompatibility (host)
@@ -123,7 +125,7 @@ def mean_cross_play(cross_play: ArrayLike, count: ArrayLike) -> jax.Array:
     return jnp.where(filled, score, -jnp.inf)
 
 
-# ------------------------------------------------------------------------------------ networks
+# ---------------------------------------------------------------------------------------- setup
 
 
 class Networks(NamedTuple):
@@ -131,40 +133,42 @@ class Networks(NamedTuple):
     ego: MLPActorCritic  # the ego is a member (the same architecture)
 
 
-@functools.lru_cache(maxsize=32)
-def networks(config: ColeConfig) -> Networks:
-    """The architectures of a run."""
-    env = two_player_env(config, "COLE")
-    member = MLPActorCritic(env.obs_dim, env.num_actions, num_value_heads=1, hidden=config.hidden)
-    return Networks(member=member, ego=member)
-
-
-@functools.lru_cache(maxsize=32)
-def _member_shapes(config: ColeConfig) -> Any:
-    return jax.eval_shape(networks(config).member.init, jax.random.PRNGKey(0))
-
-
-class _Pairings(NamedTuple):
+class Pairings(NamedTuple):
     seat0: Pairing  # roles (member, SampledTeammate), the learner in seat 0
     seat1: Pairing  # the same, the learner in seat 1
     cross: Pairing  # roles (member, member), no learners: cross-play evaluation
 
 
-@functools.lru_cache(maxsize=32)
-def _pairings(config: ColeConfig) -> _Pairings:
-    net = networks(config).member
+@dataclasses.dataclass(frozen=True, eq=False)
+class ColeSetup(Setup):
+    """What a COLE run derives from its config (`setup`), passed to every phase."""
+
+    config: ColeConfig
+    env: AutoReset  # the task under the config's shaping, p0 starts
+    networks: Networks
+    pairings: Pairings
+    member_shapes: Any  # the params of a member (ShapeDtypeStructs)
+    optimizer: Any  # optax.GradientTransformation of a member's training
+
+
+def setup(config: ColeConfig) -> ColeSetup:
+    """The env, networks, pairings and member optimiser of a COLE run of `config`."""
+    env = two_player_env(config, "COLE")
+    net = MLPActorCritic(env.obs_dim, env.num_actions, num_value_heads=1, hidden=config.hidden)
+    shapes = jax.eval_shape(net.init, jax.random.PRNGKey(0))
     # Only the structure of the population matters here (SampledTeammate compares structures).
     slots = jax.tree.map(
-        lambda x: jax.ShapeDtypeStruct((config.population_size,) + x.shape, x.dtype),
-        _member_shapes(config),
+        lambda x: jax.ShapeDtypeStruct((config.population_size,) + x.shape, x.dtype), shapes
     )
     partner = SampledTeammate(Population(net, slots))
     coef = config.shaped_reward_coef
-    return _Pairings(
+    pairings = Pairings(
         seat0=Pairing((net, partner), (0,), (0, 1), coef),
         seat1=Pairing((net, partner), (0,), (1, 0), coef),
         cross=Pairing((net, net), (), (0, 1), coef),
     )
+    optimizer = make_optimizer(config.ppo, config.updates_per_iteration)
+    return ColeSetup(config, env, Networks(member=net, ego=net), pairings, shapes, optimizer)
 
 
 MEMBER_LOSS_TERMS = (
@@ -197,10 +201,10 @@ class ColeState(NamedTuple):
     iteration: jax.Array  # () int32: iterations done
 
 
-def init(key: jax.Array, config: ColeConfig) -> ColeState:
+def init(key: jax.Array, setup: ColeSetup) -> ColeState:
     """A fresh run for one seed: an empty population."""
-    shapes = _member_shapes(config)
-    size = config.population_size
+    shapes = setup.member_shapes
+    size = setup.config.population_size
     return ColeState(
         ego=jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), shapes),
         buffer=ColeBuffer(
@@ -231,11 +235,11 @@ def _member_update(
     slots: Params,
     weights: jax.Array,
     self_play: jax.Array,
-    config: ColeConfig,
+    setup: ColeSetup,
 ) -> tuple[MemberPhaseState, dict[str, jax.Array]]:
     """One update: a rollout in each seat against partners drawn from the pool, one PPO update."""
-    net, pairings = networks(config).member, _pairings(config)
-    env = make_env(config.task_id, config.shaping)
+    config, env, pairings = setup.config, setup.env, setup.pairings
+    net = setup.networks.member
     key, k_seat0, k_seat1, k_ppo = jax.random.split(carry.key, 4)
     params = carry.learner.params
     # self-play: slot 0 is the learner as it is now (weights put all mass on it)
@@ -246,8 +250,7 @@ def _member_update(
     seat1, t1 = rollout(env, pairings.seat1, (params, pool), carry.seat1, k_seat1, steps)
     data: dict[str, tuple[Trajectory, int]] = {"seat0": (t0, 0), "seat1": (t1, 0)}
     streams = loss_streams(MEMBER_LOSS_TERMS, data, config.ppo)
-    optimizer = make_optimizer(config.ppo, config.updates_per_iteration)
-    learner, metrics = ppo_update(net, carry.learner, streams, k_ppo, config.ppo, optimizer)
+    learner, metrics = ppo_update(net, carry.learner, streams, k_ppo, config.ppo, setup.optimizer)
     a, b = episode_stats(t0, seat=0), episode_stats(t1, seat=1)
     episodes = a["episodes"] + b["episodes"]
     total = jnp.nan_to_num(a["episode_return"]) * a["episodes"]
@@ -263,14 +266,13 @@ def member_phase(
     weights: jax.Array,
     self_play: jax.Array,
     key: jax.Array,
-    config: ColeConfig,
+    setup: ColeSetup,
 ) -> tuple[Params, dict[str, jax.Array]]:
     """Train `member` (fresh params) for `config.updates_per_iteration` updates against
     partners drawn with `weights` (P,) from `slots` (leaves (P, ...)); in `self_play`, against
     itself. Returns its params and the per-update metrics (leaves (U,))."""
-    pairings = _pairings(config)
-    env = make_env(config.task_id, config.shaping)
-    optimizer = make_optimizer(config.ppo, config.updates_per_iteration)
+    config, env, pairings = setup.config, setup.env, setup.pairings
+    optimizer = setup.optimizer
     key, k_seat0, k_seat1 = jax.random.split(key, 3)
     start = MemberPhaseState(
         learner=LearnerState(member, optimizer.init(member)),
@@ -279,7 +281,7 @@ def member_phase(
         key=key,
     )
     final, metrics = jax.lax.scan(
-        lambda c, _: _member_update(c, slots, weights, self_play, config),
+        lambda c, _: _member_update(c, slots, weights, self_play, setup),
         start,
         None,
         length=config.updates_per_iteration,
@@ -298,35 +300,34 @@ def first_episode_returns(trajectory: Trajectory, seat: int = 0) -> jax.Array:
     return trajectory.episode_return[first, envs, seat]
 
 
-def pair_return(a: Params, b: Params, key: jax.Array, config: ColeConfig) -> jax.Array:
+def pair_return(a: Params, b: Params, key: jax.Array, setup: ColeSetup) -> jax.Array:
     """() mean base return of `config.eval_envs` episodes from p0 of member `a` in seat 0 with
     member `b` in seat 1 (one seed)."""
-    env = make_env(config.task_id, config.shaping)
-    pairing = _pairings(config).cross
+    config, env, pairing = setup.config, setup.env, setup.pairings.cross
     key_reset, key_rollout = jax.random.split(key)
     start = reset_rollout(env, pairing, key_reset, config.eval_envs)
     _, trajectory = rollout(env, pairing, (a, b), start, key_rollout, config.eval_length)
     return jnp.mean(first_episode_returns(trajectory))
 
 
-@functools.partial(jax.jit, static_argnames="config")
-def _pair_return_seeds(a: Params, b: Params, key: jax.Array, config: ColeConfig) -> jax.Array:
-    return map_seeds(lambda a, b, k: pair_return(a, b, k, config), a, b, key)
+@functools.partial(jax.jit, static_argnames="setup")
+def _pair_return_seeds(a: Params, b: Params, key: jax.Array, setup: ColeSetup) -> jax.Array:
+    return map_seeds(lambda a, b, k: pair_return(a, b, k, setup), a, b, key)
 
 
-def cross_play_row(members: Params, k: int, key: jax.Array, config: ColeConfig) -> np.ndarray:
+def cross_play_row(members: Params, k: int, key: jax.Array, setup: ColeSetup) -> np.ndarray:
     """(num_seeds, P) float32 `M[k, j]` for j <= k (0 beyond): member k with member j, the mean
     over both seat orders, for every seed (`members` leaves (num_seeds, P, ...), `key`
     (num_seeds, 2)). A host loop over the pairs and orders calling one compiled rollout (cheaper
     to compile than one call holding them all)."""
     num_seeds = int(np.asarray(key).shape[0])
-    row = np.zeros((num_seeds, config.population_size), np.float32)
+    row = np.zeros((num_seeds, setup.config.population_size), np.float32)
     mine = jax.tree.map(lambda x: x[:, k], members)
     for j in range(k + 1):
         keys = jax.vmap(lambda s, j=j: jax.random.split(jax.random.fold_in(s, j)))(key)
         theirs = jax.tree.map(lambda x, j=j: x[:, j], members)
-        first = np.asarray(_pair_return_seeds(mine, theirs, keys[:, 0], config))
-        second = np.asarray(_pair_return_seeds(theirs, mine, keys[:, 1], config))
+        first = np.asarray(_pair_return_seeds(mine, theirs, keys[:, 0], setup))
+        second = np.asarray(_pair_return_seeds(theirs, mine, keys[:, 1], setup))
         row[:, j] = np.float32(0.5) * (first + second)
     return row
 
@@ -334,19 +335,19 @@ def cross_play_row(members: Params, k: int, key: jax.Array, config: ColeConfig) 
 # ------------------------------------------------------------------------------ one iteration
 
 
-@functools.partial(jax.jit, static_argnames="config")
+@functools.partial(jax.jit, static_argnames="setup")
 def _member_phase_seeds(
     slots: Params,
     member: Params,
     weights: jax.Array,
     self_play: jax.Array,
     key: jax.Array,
-    config: ColeConfig,
+    setup: ColeSetup,
 ) -> tuple[Params, dict[str, jax.Array]]:
     """`member_phase` of every seed; per-seed scalar metrics (last quarter of the updates)."""
 
     def _one_seed(slots, member, weights, self_play, key):
-        member, metrics = member_phase(slots, member, weights, self_play, key, config)
+        member, metrics = member_phase(slots, member, weights, self_play, key, setup)
         summary = phase_summary(metrics, "member_")
         summary["train_return"] = summary.pop("member_train_return")
         return member, summary
@@ -370,7 +371,7 @@ def partner_weights(buffer: Any, config: ColeConfig) -> np.ndarray:
     return weights
 
 
-def step(state: ColeState, config: ColeConfig, done: int) -> tuple[ColeState, dict[str, Any]]:
+def step(state: ColeState, setup: ColeSetup, done: int) -> tuple[ColeState, dict[str, Any]]:
     """Iteration `done + 1` of COLE for every seed (leading seed axis): partner distribution, a
     new member trained against it, its cross-play with the population, the ego chosen.
 
@@ -383,8 +384,9 @@ def step(state: ColeState, config: ColeConfig, done: int) -> tuple[ColeState, di
     `METHOD.iterate` adds `population_size`, `iteration` and `env_steps` (cumulative,
     cross-play included).
     """
+    config = setup.config
     keys = jax.vmap(lambda k: jax.random.split(k, 4))(state.key)
-    fresh = fresh_params(networks(config).member, keys[:, 1])
+    fresh = fresh_params(setup.networks.member, keys[:, 1])
     host = jax.device_get(state.buffer)
     num_seeds = int(np.asarray(host.count).shape[0])
     weights = np.stack(
@@ -400,11 +402,11 @@ def step(state: ColeState, config: ColeConfig, done: int) -> tuple[ColeState, di
         jnp.asarray(weights, jnp.float32),
         jnp.full((num_seeds,), first),
         keys[:, 2],
-        config,
+        setup,
     )
     members = jax.tree.map(lambda s, m: s.at[:, done].set(m), state.buffer.members, member)
     # 2. its cross-play with every member, itself included
-    row = cross_play_row(members, done, keys[:, 3], config)
+    row = cross_play_row(members, done, keys[:, 3], setup)
     cross_play = np.array(host.cross_play, np.float32)
     cross_play[:, done, :] = row
     cross_play[:, :, done] = row
@@ -441,10 +443,10 @@ def step(state: ColeState, config: ColeConfig, done: int) -> tuple[ColeState, di
     return state, out
 
 
-def population(state: ColeState, config: ColeConfig, seed: int | None = 0) -> Population:
+def population(state: ColeState, setup: ColeSetup, seed: int | None = 0) -> Population:
     """The members of one seed as a `Population` (host arrays), in generation order, ready for
     `aht_bench.policies.io.save_population`. `seed=None` for an unbatched state."""
-    return buffer_population(state.buffer, "members", networks(config).member, seed)
+    return buffer_population(state.buffer, "members", setup.networks.member, seed)
 
 
 REPORT = IterationReport(

@@ -65,6 +65,9 @@ Open in the paper and chosen here:
     result.metrics["sp_return"]          # (num_seeds, iterations); NaN in the ego iterations
     save_population("pop.safetensors", comedi.population(result.state, config, seed=0))
 
+`setup(config)` is what a run derives from its config (env, networks, pairings); the functions
+above take it in place of the config, to build it once (`train` and `run` do).
+
 May import jax, numpy, aht_bench.envs, aht_bench.policies, aht_bench.training and
 aht_bench.algorithms only.
 """
@@ -73,14 +76,9 @@ from __future__ import annotations
 
 from aht_bench.algorithms import two_stage
 from aht_bench.algorithms.api import Method
+from aht_bench.algorithms.comedi import core
 from aht_bench.algorithms.comedi.config import CoMeDiConfig
-from aht_bench.algorithms.comedi.core import (
-    CoMeDiState,
-    init,
-    networks,
-    population,
-    step,
-)
+from aht_bench.algorithms.comedi.core import CoMeDiState, init, setup
 from aht_bench.algorithms.comedi.presets import (
     PRESETS,
     REPORT,
@@ -90,7 +88,16 @@ _EXHAUSTED = "raise ego_iterations or population_size in a new run to go on"
 """What to do once a run has done all its iterations."""
 
 METHOD: Method[CoMeDiConfig, CoMeDiState] = Method(
-    "CoMeDi", PRESETS, init, step, networks, population, REPORT, _EXHAUSTED, two_stage.ego_of
+    "CoMeDi",
+    PRESETS,
+    setup,
+    init,
+    core.step,
+    core.population,
+    REPORT,
+    _EXHAUSTED,
+    two_stage.ego_of,
 )
 """CoMeDi as a `Method`: what `aht-bench train comedi` drives."""
 init_seeds, iterate, run, train, ego_params, preset = METHOD.bound()
+networks, population = METHOD.networks, METHOD.published  # of a config or a setup

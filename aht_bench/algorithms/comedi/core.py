@@ -31,6 +31,7 @@ from aht_bench.algorithms.common import (
     update_teammate_and_best_response,
 )
 from aht_bench.algorithms.fixed_partner import FixedPartnerState
+from aht_bench.envs.wrappers import AutoReset
 from aht_bench.policies.core import Carry, Extras, Params
 from aht_bench.policies.networks import MLPActorCritic
 from aht_bench.policies.population import Population
@@ -47,6 +48,7 @@ from aht_bench.training.rollout import (
     reset_rollout,
     rollout,
 )
+from aht_bench.training.setup import Setup
 from aht_bench.training.streams import branch_rollout, loss_streams, phase_summary
 
 # ------------------------------------------------------------------------------------ networks
@@ -54,12 +56,6 @@ from aht_bench.training.streams import branch_rollout, loss_streams, phase_summa
 
 Networks = TeammateNetworks
 """The teammate (population_size value heads: BR_HEAD, then XP_HEAD + j), the BR, the ego."""
-
-
-@functools.lru_cache(maxsize=32)
-def networks(config: CoMeDiConfig) -> Networks:
-    """The three architectures of a run."""
-    return teammate_networks(config, "CoMeDi", config.population_size)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,22 +83,39 @@ def xp_slots(num_envs: int, count: jax.Array | int) -> jax.Array:
     return jnp.arange(num_envs, dtype=jnp.int32) % jnp.maximum(count, 1)
 
 
-class _Pairings(NamedTuple):
+class Pairings(NamedTuple):
     sp: Pairing  # roles (BR, teammate); learners (teammate, BR)
     xp: Pairing  # roles (EarlierTeammates, teammate); learners (teammate,)
     mixed: Pairing  # roles (MixedPartner, teammate); no learners
 
 
-@functools.lru_cache(maxsize=32)
-def _pairings(config: CoMeDiConfig) -> _Pairings:
-    nets = networks(config)
+@dataclasses.dataclass(frozen=True, eq=False)
+class CoMeDiSetup(Setup):
+    """What a CoMeDi run derives from its config (`setup`), passed to every phase."""
+
+    config: CoMeDiConfig
+    env: AutoReset  # the task under the config's shaping, p0 starts
+    networks: Networks
+    pairings: Pairings
+    param_shapes: tuple[Any, Any]  # the params of a teammate and of a BR (ShapeDtypeStructs)
+    teammate_optimizer: Any  # optax.GradientTransformation of a generation iteration
+
+
+def setup(config: CoMeDiConfig) -> CoMeDiSetup:
+    """The env, networks, pairings and teammate optimiser of a CoMeDi run of `config`."""
+    nets = teammate_networks(config, "CoMeDi", config.population_size)
+    key = jax.random.PRNGKey(0)
+    shapes = (jax.eval_shape(nets.teammate.init, key), jax.eval_shape(nets.best_response.init, key))
     seats = (PARTNER_SEAT, TEAMMATE_SEAT)
     coef = config.shaped_reward_coef
-    return _Pairings(
+    pairings = Pairings(
         sp=Pairing((nets.best_response, nets.teammate), (1, 0), seats, coef),
         xp=Pairing((EarlierTeammates(nets.teammate), nets.teammate), (1,), seats, coef),
         mixed=Pairing((MixedPartner(nets.teammate, nets.best_response), nets.teammate), (), seats),
     )
+    optimizer = make_optimizer(config.teammate_ppo, config.teammate_updates)
+    env = make_env(config.task_id, config.shaping)
+    return CoMeDiSetup(config, env, nets, pairings, shapes, optimizer)
 
 
 # ---------------------------------------------------------------------------------------- state
@@ -118,24 +131,13 @@ class CoMeDiState(NamedTuple):
     iteration: jax.Array  # () int32: iterations done
 
 
-@functools.lru_cache(maxsize=32)
-def _param_shapes(config: CoMeDiConfig) -> tuple[Any, Any]:
-    nets = networks(config)
-    key = jax.random.PRNGKey(0)
-    return jax.eval_shape(nets.teammate.init, key), jax.eval_shape(nets.best_response.init, key)
-
-
-def _empty_buffer(config: CoMeDiConfig) -> TeammateBuffer:
-    return empty_buffer(config.population_size, *_param_shapes(config))
-
-
-def init(key: jax.Array, config: CoMeDiConfig) -> CoMeDiState:
+def init(key: jax.Array, setup: CoMeDiSetup) -> CoMeDiState:
     """A fresh run for one seed: an empty buffer and a fresh ego whose pool is still empty."""
     key_ego, key = jax.random.split(key)
-    buffer = _empty_buffer(config)
-    slots = Population(networks(config).teammate, buffer.teammates)
+    buffer = empty_buffer(setup.config.population_size, *setup.param_shapes)
+    slots = Population(setup.networks.teammate, buffer.teammates)
     return CoMeDiState(
-        ego=two_stage.ego_start(key_ego, config.ego_config, slots),
+        ego=two_stage.ego_start(key_ego, setup.config.ego_config, slots),
         buffer=buffer,
         key=key,
         iteration=jnp.zeros((), jnp.int32),
@@ -210,11 +212,10 @@ class GenerationState(NamedTuple):
 
 
 def _generation_update(
-    carry: GenerationState, buffer: TeammateBuffer, config: CoMeDiConfig, first: bool
+    carry: GenerationState, buffer: TeammateBuffer, setup: CoMeDiSetup, first: bool
 ) -> tuple[GenerationState, dict[str, jax.Array]]:
     """One PPO update of the teammate and of its BR (module docstring)."""
-    nets, pairings = networks(config), _pairings(config)
-    env = make_env(config.task_id, config.shaping)
+    config, env, nets, pairings = setup.config, setup.env, setup.networks, setup.pairings
     steps = config.rollout_length
     tm, br = carry.teammate.params, carry.best_response.params
     key, k_sp, k_xp, k_mixed, k_mp, k_tm, k_br = jax.random.split(carry.key, 7)
@@ -234,7 +235,7 @@ def _generation_update(
         mixed_state, mixed = rollout(
             env, pairings.mixed, ((earlier.get(comp), br), tm), mixed_state, k_mixed, steps, True
         )
-        mp = branch_rollout(pairings.sp, (br, tm), mixed.states, k_mp, config)
+        mp = branch_rollout(env, pairings.sp, (br, tm), mixed.states, k_mp, config.num_envs, steps)
         data |= {"xp": (xp, 0), "mp": (mp, 0)}
         br_data["mp"] = (mp, 1)
         comp_envs = xp_slots(config.num_envs, buffer.count) == comp
@@ -249,7 +250,12 @@ def _generation_update(
     tm_streams = teammate_streams(config, data, comp, buffer.count)
     br_streams = loss_streams(best_response_loss_terms(first), br_data, config.teammate_ppo)
     teammate, best_response, updated = update_teammate_and_best_response(
-        nets, carry, (tm_streams, br_streams), (k_tm, k_br), config
+        nets,
+        carry,
+        (tm_streams, br_streams),
+        (k_tm, k_br),
+        config.teammate_ppo,
+        setup.teammate_optimizer,
     )
     metrics |= updated
     sp_stats = episode_stats(sp, seat=PARTNER_SEAT)
@@ -262,7 +268,7 @@ def generation_phase(
     teammate: Params,
     best_response: Params,
     key: jax.Array,
-    config: CoMeDiConfig,
+    setup: CoMeDiSetup,
     first: bool,
 ) -> tuple[Params, Params, dict[str, jax.Array]]:
     """Train one new teammate and its BR (fresh params, one seed) for `config.teammate_updates`
@@ -270,9 +276,8 @@ def generation_phase(
 
     Returns the trained teammate and BR params and the per-update metrics (leaves (U,)).
     """
-    pairings = _pairings(config)
-    env = make_env(config.task_id, config.shaping)
-    optimizer = make_optimizer(config.teammate_ppo, config.teammate_updates)
+    config, env, pairings = setup.config, setup.env, setup.pairings
+    optimizer = setup.teammate_optimizer
     key, k_sp, k_xp, k_mixed = jax.random.split(key, 4)
     xp = mixed = None
     if not first:
@@ -287,7 +292,7 @@ def generation_phase(
         key=key,
     )
     final, metrics = jax.lax.scan(
-        lambda c, _: _generation_update(c, buffer, config, first),
+        lambda c, _: _generation_update(c, buffer, setup, first),
         start,
         None,
         length=config.teammate_updates,
@@ -295,13 +300,13 @@ def generation_phase(
     return final.teammate.params, final.best_response.params, metrics
 
 
-@functools.partial(jax.jit, static_argnames=("config", "first"))
+@functools.partial(jax.jit, static_argnames=("setup", "first"))
 def _generation_seeds(
     state: CoMeDiState,
     teammate: Params,
     best_response: Params,
     key: jax.Array,
-    config: CoMeDiConfig,
+    setup: CoMeDiSetup,
     first: bool,
 ) -> tuple[CoMeDiState, dict[str, jax.Array]]:
     """One generation iteration of every seed: the new teammate and its BR join the buffer."""
@@ -309,7 +314,7 @@ def _generation_seeds(
     def _one_seed(state: CoMeDiState, teammate: Params, best_response: Params, key: jax.Array):
         buf = state.buffer
         teammate, best_response, metrics = generation_phase(
-            buf, teammate, best_response, key, config, first
+            buf, teammate, best_response, key, setup, first
         )
 
         buffer = insert(buf, teammate, best_response)
@@ -323,12 +328,13 @@ def _generation_seeds(
     return map_seeds(_one_seed, state, teammate, best_response, key)
 
 
-@functools.partial(jax.jit, static_argnames="config")
-def _ego_with_population(state: CoMeDiState, key: jax.Array, config: CoMeDiConfig) -> CoMeDiState:
+@functools.partial(jax.jit, static_argnames="setup")
+def _ego_with_population(state: CoMeDiState, key: jax.Array, setup: CoMeDiSetup) -> CoMeDiState:
     """Every seed's ego now trains against its whole population (uniform draws)."""
+    config = setup.config
 
     def _one_seed(state: CoMeDiState, key: jax.Array) -> CoMeDiState:
-        members = Population(networks(config).teammate, state.buffer.teammates)
+        members = Population(setup.networks.teammate, state.buffer.teammates)
         weights = jnp.ones((config.population_size,), jnp.float32)
         ego = two_stage.with_population(state.ego, members, weights, config.ego_config, key)
         return state._replace(ego=ego)
@@ -339,7 +345,7 @@ def _ego_with_population(state: CoMeDiState, key: jax.Array, config: CoMeDiConfi
 # ------------------------------------------------------------------------------ one iteration
 
 
-def step(state: CoMeDiState, config: CoMeDiConfig, done: int) -> tuple[CoMeDiState, dict[str, Any]]:
+def step(state: CoMeDiState, setup: CoMeDiSetup, done: int) -> tuple[CoMeDiState, dict[str, Any]]:
     """Iteration `done + 1` of every seed (leading seed axis): iterations
     `0 .. population_size - 1` generate teammate `done` (after the last, the ego's pool
     becomes the population), the rest each run one chunk of the ego stage.
@@ -351,17 +357,18 @@ def step(state: CoMeDiState, config: CoMeDiConfig, done: int) -> tuple[CoMeDiSta
     the diagnostics only. Ego: `ego_return` (with the population) and `ego_*`.
     `METHOD.iterate` adds `iteration`, `population_size` and `env_steps` (cumulative).
     """
+    config = setup.config
     if done < config.population_size:
-        nets = networks(config)
+        nets = setup.networks
         keys = jax.vmap(lambda k: jax.random.split(k, 5))(state.key)
         teammate = fresh_params(nets.teammate, keys[:, 1])
         best_response = fresh_params(nets.best_response, keys[:, 2])
         state = state._replace(key=keys[:, 0])
         state, out = _generation_seeds(
-            state, teammate, best_response, keys[:, 3], config, first=done == 0
+            state, teammate, best_response, keys[:, 3], setup, first=done == 0
         )
         if done + 1 == config.population_size:
-            state = _ego_with_population(state, keys[:, 4], config)
+            state = _ego_with_population(state, keys[:, 4], setup)
         return state, out
     ego_config = config.ego_config
     chunk = two_stage.chunk_sizes(ego_config, config.ego_iterations)[done - config.population_size]
@@ -369,7 +376,7 @@ def step(state: CoMeDiState, config: CoMeDiConfig, done: int) -> tuple[CoMeDiSta
     return state._replace(ego=ego, iteration=state.iteration + 1), out
 
 
-def population(state: CoMeDiState, config: CoMeDiConfig, seed: int | None = 0) -> Population:
+def population(state: CoMeDiState, setup: CoMeDiSetup, seed: int | None = 0) -> Population:
     """The generated teammates of one seed as a `Population` (host arrays), in generation order,
     ready for `aht_bench.policies.io.save_population`. `seed=None` for an unbatched state."""
-    return buffer_population(state.buffer, "teammates", networks(config).teammate, seed, "buffer")
+    return buffer_population(state.buffer, "teammates", setup.networks.teammate, seed, "buffer")

@@ -54,6 +54,10 @@ What the paper leaves open, and what is chosen here:
         state, metrics = fcp.iterate(state, config)
     save_population("pool.safetensors", fcp.population(state, config, seed=0))
 
+`setup(config)` is what a run derives from its config (networks, pool member shapes, ego
+chunks); the functions above take it in place of the config, to build it once (`train` and
+`run` do).
+
 May import jax, numpy, aht_bench.envs, aht_bench.policies, aht_bench.training and
 aht_bench.algorithms only.
 """
@@ -62,22 +66,30 @@ from __future__ import annotations
 
 from aht_bench.algorithms import two_stage
 from aht_bench.algorithms.api import Method
+from aht_bench.algorithms.fcp import core
 from aht_bench.algorithms.fcp.config import FCPConfig
-from aht_bench.algorithms.fcp.core import (
-    REPORT,
-    FCPState,
-    init,
-    networks,
-    population,
-    step,
-)
+from aht_bench.algorithms.fcp.core import REPORT, FCPSetup, FCPState, Networks, init, setup
 from aht_bench.algorithms.fcp.presets import PRESETS
+
+__all__ = [  # what the package re-exports besides what METHOD is built from
+    "FCPSetup",
+    "Networks",
+]
 
 _EXHAUSTED = "raise ego_iterations or ego_timesteps in a new run to train longer"
 """What to do once a run has done all its iterations."""
 
 METHOD: Method[FCPConfig, FCPState] = Method(
-    "FCP", PRESETS, init, step, networks, population, REPORT, _EXHAUSTED, two_stage.ego_of
+    "FCP",
+    PRESETS,
+    setup,
+    init,
+    core.step,
+    core.population,
+    REPORT,
+    _EXHAUSTED,
+    two_stage.ego_of,
 )
 """FCP as a `Method`: what `aht-bench train fcp` drives."""
 init_seeds, iterate, run, train, ego_params, preset = METHOD.bound()
+networks, population = METHOD.networks, METHOD.published  # of a config or a setup

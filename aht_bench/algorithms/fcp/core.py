@@ -1,4 +1,4 @@
-"""The training of FCP (`aht_bench.algorithms.fcp`, whose docstring describes it): networks,
+"""The training of FCP (`aht_bench.algorithms.fcp`, whose docstring describes it): setup,
 state, phases and one iteration of every seed.
 
 May import jax, numpy, optax, aht_bench.envs, aht_bench.policies, aht_bench.training and
@@ -7,6 +7,7 @@ aht_bench.algorithms only.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any, NamedTuple
 
@@ -27,21 +28,36 @@ from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.report import IterationReport
+from aht_bench.training.setup import Setup
 from aht_bench.training.streams import phase_summary
 
-# ------------------------------------------------------------------------------------ networks
+# ---------------------------------------------------------------------------------------- setup
 
 
 class Networks(NamedTuple):
+    """The architectures of a run: IPPO's agents (the pool's members) and the ego."""
+
     teammate: MLPActorCritic  # every IPPO agent and pool member (one value head)
     ego: RecurrentEgo
 
 
-@functools.lru_cache(maxsize=32)
-def networks(config: FCPConfig) -> Networks:
-    """The architectures of a run: IPPO's agents (the pool's members) and the ego."""
+@dataclasses.dataclass(frozen=True, eq=False)
+class FCPSetup(Setup):
+    """What an FCP run derives from its config (`setup`), passed to every phase."""
+
+    config: FCPConfig
+    networks: Networks
+    member_shapes: Any  # the params of one pool member (ShapeDtypeStructs)
+    ego_chunks: tuple[int, ...]  # the ego's PPO updates per ego iteration
+
+
+def setup(config: FCPConfig) -> FCPSetup:
+    """The networks, pool member shapes and ego chunks of an FCP run of `config`."""
     two_player_env(config, "FCP")  # a ValueError unless the task has two seats
-    return Networks(teammate=ippo.network(config.ippo_config), ego=ego.network(config.ego_config))
+    nets = Networks(teammate=ippo.network(config.ippo_config), ego=ego.network(config.ego_config))
+    shapes = jax.eval_shape(nets.teammate.init, jax.random.PRNGKey(0))
+    chunks = two_stage.chunk_sizes(config.ego_config, config.ego_iterations)
+    return FCPSetup(config, nets, shapes, chunks)
 
 
 # ---------------------------------------------------------------------------------------- state
@@ -70,17 +86,12 @@ def _teammate(params: Params, config: FCPConfig) -> Params:
     return jax.tree.map(lambda x: x[1 - config.ego_seat], params)
 
 
-@functools.lru_cache(maxsize=32)
-def _member_shapes(config: FCPConfig) -> Any:
-    return jax.eval_shape(networks(config).teammate.init, jax.random.PRNGKey(0))
-
-
-def init(key: jax.Array, config: FCPConfig) -> FCPState:
+def init(key: jax.Array, setup: FCPSetup) -> FCPState:
     """A fresh run for one seed: a random ego, an empty pool and the IPPO runs' seed keys."""
-    nets = networks(config)
+    config, nets = setup.config, setup.networks
     key_ego, key_teams, key = jax.random.split(key, 3)
     slots = jax.tree.map(
-        lambda x: jnp.zeros((config.pool_size,) + x.shape, x.dtype), _member_shapes(config)
+        lambda x: jnp.zeros((config.pool_size,) + x.shape, x.dtype), setup.member_shapes
     )
     return FCPState(
         ego=two_stage.ego_start(key_ego, config.ego_config, Population(nets.teammate, slots)),
@@ -94,10 +105,11 @@ def init(key: jax.Array, config: FCPConfig) -> FCPState:
     )
 
 
-def train_team(team: IPPOState, config: FCPConfig) -> tuple[Params, dict[str, jax.Array]]:
+def train_team(team: IPPOState, setup: FCPSetup) -> tuple[Params, dict[str, jax.Array]]:
     """One whole IPPO run from `team` (`ippo.init`'s state), `ippo.update` scanned over all its
     updates. Returns the teammate seat's params at each of `config.checkpoint_updates` (leaves
     (num_checkpoints, ...)) and IPPO's per-update metrics (leaves (U,))."""
+    config = setup.config
     ippo_config = config.ippo_config
     marks = jnp.asarray(config.checkpoint_updates, jnp.int32)
 
@@ -124,9 +136,10 @@ def train_team(team: IPPOState, config: FCPConfig) -> tuple[Params, dict[str, ja
     return kept, metrics
 
 
-def team_states(state: FCPState, config: FCPConfig, teams: range) -> IPPOState:
+def team_states(state: FCPState, setup: FCPSetup, teams: range) -> IPPOState:
     """Fresh IPPO states (`ippo.init` with each run's seed key) of `teams` for every seed:
     leaves (num_seeds, len(teams), ...). Built seed by seed outside jit, as `ippo.train` does."""
+    config = setup.config
     keys = np.asarray(jax.device_get(state.buffer.team_keys))
     per_seed = [
         jax.tree.map(
@@ -137,15 +150,16 @@ def team_states(state: FCPState, config: FCPConfig, teams: range) -> IPPOState:
     return jax.tree.map(lambda *xs: jnp.stack(xs), *per_seed)
 
 
-@functools.partial(jax.jit, static_argnames="config")
+@functools.partial(jax.jit, static_argnames="setup")
 def _generation_seeds(
-    state: FCPState, teams: IPPOState, config: FCPConfig
+    state: FCPState, teams: IPPOState, setup: FCPSetup
 ) -> tuple[FCPState, dict[str, jax.Array]]:
     """Train the IPPO runs `teams` (leaves (num_seeds, k, ...)) of every seed; their snapshots
     join the pool."""
+    config = setup.config
 
     def _one_seed(state: FCPState, teams: IPPOState):
-        kept, metrics = map_seeds(lambda t: train_team(t, config), teams)  # leaves (k, C, ...)
+        kept, metrics = map_seeds(lambda t: train_team(t, setup), teams)  # leaves (k, C, ...)
         members = jax.tree.map(lambda x: x.reshape((-1,) + x.shape[2:]), kept)
         buf = state.buffer
 
@@ -172,13 +186,14 @@ def pool_weights(config: FCPConfig) -> jax.Array:
     return jnp.ones((config.pool_size,), jnp.float32)
 
 
-@functools.partial(jax.jit, static_argnames="config")
-def _hand_over_seeds(state: FCPState, config: FCPConfig) -> FCPState:
+@functools.partial(jax.jit, static_argnames="setup")
+def _hand_over_seeds(state: FCPState, setup: FCPSetup) -> FCPState:
     """The full pool becomes the ego's (uniform weights); the ego's envs are reset."""
+    config = setup.config
 
     def _one_seed(state: FCPState) -> FCPState:
         key, key_reset = jax.random.split(state.key)
-        members = Population(networks(config).teammate, state.buffer.teammates)
+        members = Population(setup.networks.teammate, state.buffer.teammates)
         ego_state = two_stage.with_population(
             state.ego, members, pool_weights(config), config.ego_config, key_reset
         )
@@ -190,30 +205,30 @@ def _hand_over_seeds(state: FCPState, config: FCPConfig) -> FCPState:
 # ------------------------------------------------------------------------------ one iteration
 
 
-def step(state: FCPState, config: FCPConfig, done: int) -> tuple[FCPState, dict[str, Any]]:
+def step(state: FCPState, setup: FCPSetup, done: int) -> tuple[FCPState, dict[str, Any]]:
     """Iteration `done + 1` of every seed (leading seed axis): the next `teams_per_iteration`
     IPPO runs while the pool is being built (the last of them hands the pool to the ego), one
     chunk of the ego's PPO updates after that. Metrics: see the module docstring."""
+    config = setup.config
     if done < config.generation_iterations:
         k = config.teams_per_iteration
-        teams = team_states(state, config, range(done * k, (done + 1) * k))
-        state, metrics = _generation_seeds(state, teams, config)
+        teams = team_states(state, setup, range(done * k, (done + 1) * k))
+        state, metrics = _generation_seeds(state, teams, setup)
         if done + 1 == config.generation_iterations:
-            state = _hand_over_seeds(state, config)
+            state = _hand_over_seeds(state, setup)
     else:
-        sizes = two_stage.chunk_sizes(config.ego_config, config.ego_iterations)
         ego_state, metrics = two_stage.ego_chunk_seeds(
-            state.ego, config.ego_config, sizes[done - config.generation_iterations]
+            state.ego, config.ego_config, setup.ego_chunks[done - config.generation_iterations]
         )
         state = state._replace(ego=ego_state)
     return state._replace(iteration=state.iteration + 1), metrics
 
 
-def population(state: FCPState, config: FCPConfig, seed: int | None = 0) -> Population:
+def population(state: FCPState, setup: FCPSetup, seed: int | None = 0) -> Population:
     """The pool of one seed as a `Population` (host arrays; team by team, each team's snapshots
     oldest first), ready for `aht_bench.policies.io.save_population`. `seed=None` for an
     unbatched state."""
-    return buffer_population(state.buffer, "teammates", networks(config).teammate, seed, "pool")
+    return buffer_population(state.buffer, "teammates", setup.networks.teammate, seed, "pool")
 
 
 REPORT = IterationReport(

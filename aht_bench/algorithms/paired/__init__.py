@@ -61,6 +61,9 @@ partner), the PPO diagnostics of the three learners (`teammate_*`, `best_respons
     state = paired.init_seeds(jax.random.PRNGKey(0), config, num_seeds=1)
     state, metrics = paired.iterate(state, config)        # one iteration (chunk of updates)
 
+`setup(config)` is what a run derives from its config (env, networks, pairings, optimisers);
+the functions above take it in place of the config, to build it once (`train` and `run` do).
+
 May import jax, numpy, aht_bench.envs, aht_bench.policies, aht_bench.training and
 aht_bench.algorithms only.
 """
@@ -68,19 +71,12 @@ aht_bench.algorithms only.
 from __future__ import annotations
 
 from aht_bench.algorithms.api import Method
+from aht_bench.algorithms.paired import core
 from aht_bench.algorithms.paired.config import (
     PairedConfig,
     teammate_loss_terms,
 )
-from aht_bench.algorithms.paired.core import (
-    REPORT,
-    PairedState,
-    ego_of,
-    init,
-    networks,
-    population,
-    step,
-)
+from aht_bench.algorithms.paired.core import REPORT, PairedState, ego_of, init, setup
 from aht_bench.algorithms.paired.presets import PRESETS
 
 __all__ = [  # what the package re-exports besides what METHOD is built from
@@ -91,7 +87,8 @@ _EXHAUSTED = "raise iterations= (and total_timesteps=) in the config for a longe
 """What to do once a run has done all its iterations."""
 
 METHOD: Method[PairedConfig, PairedState] = Method(
-    "PAIRED", PRESETS, init, step, networks, population, REPORT, _EXHAUSTED, ego_of
+    "PAIRED", PRESETS, setup, init, core.step, core.population, REPORT, _EXHAUSTED, ego_of
 )
 """PAIRED as a `Method`: what `aht-bench train paired` drives."""
 init_seeds, iterate, run, train, ego_params, preset = METHOD.bound()
+networks, population = METHOD.networks, METHOD.published  # of a config or a setup

@@ -7,6 +7,7 @@ aht_bench.algorithms only.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any, NamedTuple
 
@@ -24,6 +25,7 @@ from aht_bench.algorithms.paired.config import (
     teammate_loss_terms,
 )
 from aht_bench.algorithms.rotate import REPORT as rotate_report
+from aht_bench.envs.wrappers import AutoReset
 from aht_bench.policies.core import Params
 from aht_bench.policies.population import Population
 from aht_bench.training.driver import map_seeds
@@ -38,38 +40,44 @@ from aht_bench.training.rollout import (
     make_env,
     rollout,
 )
+from aht_bench.training.setup import Setup
 from aht_bench.training.streams import loss_streams, phase_summary, prefixed
 
-# ------------------------------------------------------------------------------------ networks
+# ---------------------------------------------------------------------------------------- setup
 
 
-@functools.lru_cache(maxsize=32)
-def networks(config: PairedConfig) -> Networks:
-    """The three architectures of a run."""
-    return teammate_networks(config, "PAIRED", 2)  # the teammate's heads: with its BR, the ego
-
-
-class _Pairings(NamedTuple):
+class Pairings(NamedTuple):
     sp: Pairing  # roles (BR, teammate); learners (teammate, BR)
     xp: Pairing  # roles (ego, teammate); learners (teammate, ego)
 
 
-@functools.lru_cache(maxsize=32)
-def _pairings(config: PairedConfig) -> _Pairings:
-    nets = networks(config)
+@dataclasses.dataclass(frozen=True, eq=False)
+class PairedSetup(Setup):
+    """What a PAIRED run derives from its config (`setup`), passed to every update."""
+
+    config: PairedConfig
+    env: AutoReset  # the task under the config's shaping, p0 starts
+    networks: Networks
+    pairings: Pairings
+    teammate_optimizer: optax.GradientTransformation  # the teammate's and the BR's
+    ego_optimizer: optax.GradientTransformation
+
+
+def setup(config: PairedConfig) -> PairedSetup:
+    """The env, networks, pairings and optimisers of a PAIRED run of `config`; an annealed
+    learning rate falls over the whole run."""
+    nets = teammate_networks(config, "PAIRED", 2)  # the teammate's heads: with its BR, the ego
     seats = (config.ego_seat, 1 - config.ego_seat)
     coef = config.shaped_reward_coef
-    return _Pairings(
+    pairings = Pairings(
         sp=Pairing((nets.best_response, nets.teammate), (1, 0), seats, coef),
         xp=Pairing((nets.ego, nets.teammate), (1, 0), seats, coef),
     )
-
-
-def _optimizers(
-    config: PairedConfig,
-) -> tuple[optax.GradientTransformation, optax.GradientTransformation]:
-    """(teammate and BR, ego) optimisers; an annealed rate falls over the whole run."""
-    return (
+    return PairedSetup(
+        config,
+        make_env(config.task_id, config.shaping),
+        nets,
+        pairings,
         make_optimizer(config.teammate_ppo, config.num_updates),
         make_optimizer(config.ego_ppo, config.num_updates),
     )
@@ -92,12 +100,11 @@ class PairedState(NamedTuple):
     iteration: jax.Array  # () int32: iterations done
 
 
-def init(key: jax.Array, config: PairedConfig) -> PairedState:
+def init(key: jax.Array, setup: PairedSetup) -> PairedState:
     """A fresh run for one seed: three random learners, freshly reset envs."""
-    nets, pairings = networks(config), _pairings(config)
-    env = make_env(config.task_id, config.shaping)
+    config, env, nets, pairings = setup.config, setup.env, setup.networks, setup.pairings
     k_ego, k_tm, k_br, k_sp, k_xp, key = jax.random.split(key, 6)
-    tm_opt, ego_opt = _optimizers(config)
+    tm_opt, ego_opt = setup.teammate_optimizer, setup.ego_optimizer
     ego = init_params(nets.ego, k_ego)
     teammate = init_params(nets.teammate, k_tm)
     best_response = init_params(nets.best_response, k_br)
@@ -116,12 +123,11 @@ def init(key: jax.Array, config: PairedConfig) -> PairedState:
 # ------------------------------------------------------------------------------ lockstep update
 
 
-def update(state: PairedState, config: PairedConfig) -> tuple[PairedState, dict[str, jax.Array]]:
+def update(state: PairedState, setup: PairedSetup) -> tuple[PairedState, dict[str, jax.Array]]:
     """One lockstep update of one seed: SP and XP rollouts, then one PPO update each of the
     teammate (per-trajectory regret), the BR (SP) and the ego (XP), all on data collected
     before any of them. Pure and jittable."""
-    nets, pairings = networks(config), _pairings(config)
-    env = make_env(config.task_id, config.shaping)
+    config, env, nets, pairings = setup.config, setup.env, setup.networks, setup.pairings
     steps = config.rollout_length
     tm, br, ego = state.teammate.params, state.best_response.params, state.ego.params
     key, k_sp, k_xp, k_tm, k_br, k_ego = jax.random.split(state.key, 6)
@@ -134,7 +140,7 @@ def update(state: PairedState, config: PairedConfig) -> tuple[PairedState, dict[
         best_response_loss_terms(config), {"sp": (sp, 1)}, config.teammate_ppo
     )
     ego_streams = loss_streams(ego_loss_terms(config), {"xp": (xp, 1)}, config.ego_ppo)
-    tm_opt, ego_opt = _optimizers(config)
+    tm_opt, ego_opt = setup.teammate_optimizer, setup.ego_optimizer
     teammate, tm_metrics = ppo_update(
         nets.teammate, state.teammate, tm_streams, k_tm, config.teammate_ppo, tm_opt
     )
@@ -159,11 +165,11 @@ def update(state: PairedState, config: PairedConfig) -> tuple[PairedState, dict[
     ), metrics
 
 
-def _iteration(state: PairedState, config: PairedConfig) -> tuple[PairedState, dict[str, Any]]:
+def _iteration(state: PairedState, setup: PairedSetup) -> tuple[PairedState, dict[str, Any]]:
     """One iteration of one seed: `updates_per_iteration` lockstep updates, then the teammate
     snapshot; per-iteration summaries of the metrics."""
     state, metrics = jax.lax.scan(
-        lambda s, _: update(s, config), state, None, length=config.updates_per_iteration
+        lambda s, _: update(s, setup), state, None, length=setup.config.updates_per_iteration
     )
     buffer = jax.tree.map(
         lambda slots, x: slots.at[state.iteration].set(x), state.buffer, state.teammate.params
@@ -174,22 +180,22 @@ def _iteration(state: PairedState, config: PairedConfig) -> tuple[PairedState, d
     return state._replace(buffer=buffer, iteration=state.iteration + 1), summary
 
 
-@functools.partial(jax.jit, static_argnames="config")
+@functools.partial(jax.jit, static_argnames="setup")
 def _iteration_seeds(
-    state: PairedState, config: PairedConfig
+    state: PairedState, setup: PairedSetup
 ) -> tuple[PairedState, dict[str, jax.Array]]:
-    return map_seeds(lambda s: _iteration(s, config), state)
+    return map_seeds(lambda s: _iteration(s, setup), state)
 
 
 def step(
-    state: PairedState, config: PairedConfig, done: int
+    state: PairedState, setup: PairedSetup, done: int
 ) -> tuple[PairedState, dict[str, jax.Array]]:
     """One iteration of every seed (leading seed axis) in one jitted call. Metrics
     ((num_seeds,)): module docstring."""
-    return _iteration_seeds(state, config)
+    return _iteration_seeds(state, setup)
 
 
-def population(state: PairedState, config: PairedConfig, seed: int | None = 0) -> Population:
+def population(state: PairedState, setup: PairedSetup, seed: int | None = 0) -> Population:
     """The teammate after each iteration done so far, of one seed, as a `Population` (host
     arrays), oldest first. `seed=None` for an unbatched state."""
     host = jax.device_get((state.buffer, state.iteration))
@@ -199,7 +205,7 @@ def population(state: PairedState, config: PairedConfig, seed: int | None = 0) -
     if count == 0:
         raise ValueError("no iteration has run yet: run at least one first")
     members = jax.tree.map(lambda x: np.asarray(x[:count]), buffer)
-    return Population(networks(config).teammate, members)
+    return Population(setup.networks.teammate, members)
 
 
 def ego_of(state: PairedState) -> Params:

@@ -72,6 +72,9 @@ rollouts of an update), `ego_timesteps` those of the ego phase, so the paper's p
     result.metrics["regret"]                    # (num_seeds, iterations)
     save_population("pop.safetensors", rotate.population(result.state, config, seed=0))
 
+`setup(config)` is what a run derives from its config (env, networks, pairings); the functions
+above take it in place of the config, to build it once (`train` and `run` do).
+
 May import jax, numpy, aht_bench.envs, aht_bench.policies, aht_bench.training and
 aht_bench.algorithms only.
 """
@@ -79,6 +82,7 @@ aht_bench.algorithms only.
 from __future__ import annotations
 
 from aht_bench.algorithms.api import Method
+from aht_bench.algorithms.rotate import core
 from aht_bench.algorithms.rotate.config import (
     EGO_HEAD,
     LEGACY_FIELDS,
@@ -90,15 +94,7 @@ from aht_bench.algorithms.rotate.config import (
     regret_loss_terms,
     teammate_loss_terms,
 )
-from aht_bench.algorithms.rotate.core import (
-    REPORT,
-    Networks,
-    RotateState,
-    init,
-    networks,
-    population,
-    step,
-)
+from aht_bench.algorithms.rotate.core import REPORT, Networks, RotateSetup, RotateState, init, setup
 from aht_bench.algorithms.rotate.presets import PRESETS
 
 __all__ = [  # what the package re-exports besides what METHOD is built from
@@ -106,6 +102,7 @@ __all__ = [  # what the package re-exports besides what METHOD is built from
     "LEGACY_FIELDS",
     "LEGACY_OBJECTIVES",
     "Networks",
+    "RotateSetup",
     "TEAMMATE_OBJECTIVES",
     "V1_TEAMMATE_OBJECTIVE",
     "best_response_loss_terms",
@@ -117,7 +114,8 @@ _EXHAUSTED = "raise iterations= in the config to go on (the buffer has one slot 
 """What to do once a run has done all its iterations."""
 
 METHOD: Method[RotateConfig, RotateState] = Method(
-    "ROTATE", PRESETS, init, step, networks, population, REPORT, _EXHAUSTED
+    "ROTATE", PRESETS, setup, init, core.step, core.population, REPORT, _EXHAUSTED
 )
 """ROTATE as a `Method`: what `aht-bench train rotate` drives."""
 init_seeds, iterate, run, train, ego_params, preset = METHOD.bound()
+networks, population = METHOD.networks, METHOD.published  # of a config or a setup

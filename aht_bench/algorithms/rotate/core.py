@@ -7,6 +7,7 @@ aht_bench.algorithms only.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any, NamedTuple
 
@@ -26,16 +27,13 @@ from aht_bench.algorithms.rotate.config import (
     best_response_loss_terms,
     teammate_loss_terms,
 )
+from aht_bench.envs.wrappers import AutoReset
 from aht_bench.policies.core import Params
 from aht_bench.policies.population import Population
 from aht_bench.training.buffer import TeammateBuffer, empty_buffer, insert
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.partners import MixedPartner, SampledTeammate, TeammatePool
-from aht_bench.training.ppo import (
-    LearnerState,
-    make_optimizer,
-    ppo_update,
-)
+from aht_bench.training.ppo import LearnerState, make_optimizer, ppo_update
 from aht_bench.training.report import IterationReport
 from aht_bench.training.rollout import (
     Pairing,
@@ -47,46 +45,57 @@ from aht_bench.training.rollout import (
     reset_rollout,
     rollout,
 )
+from aht_bench.training.setup import Setup
 from aht_bench.training.streams import branch_rollout, loss_streams, phase_summary, prefixed
 
-# ------------------------------------------------------------------------------------ networks
+# ---------------------------------------------------------------------------------------- setup
 
 
 Networks = TeammateNetworks
 """The teammate (two value heads, BR_HEAD and EGO_HEAD; `minimax`: one), the BR, the ego."""
 
 
-@functools.lru_cache(maxsize=32)
-def networks(config: RotateConfig) -> Networks:
-    """The three architectures of a run."""
-    return teammate_networks(config, "ROTATE", 1 if config.variant == "minimax" else 2)
-
-
-class _Pairings(NamedTuple):
+class Pairings(NamedTuple):
     sp: Pairing  # roles (BR, teammate); learners (teammate, BR)
     xp: Pairing  # roles (ego, teammate); learners (teammate,)
     mixed: Pairing  # roles (MixedPartner, teammate); no learners
     ego: Pairing  # roles (ego, SampledTeammate); learners (ego,): the ego update
 
 
-@functools.lru_cache(maxsize=32)
-def _pairings(config: RotateConfig) -> _Pairings:
-    nets = networks(config)
+@dataclasses.dataclass(frozen=True, eq=False)
+class RotateSetup(Setup):
+    """What a ROTATE run derives from its config (`setup`), passed to every phase."""
+
+    config: RotateConfig
+    env: AutoReset  # the task under the config's shaping, p0 starts
+    networks: Networks
+    pairings: Pairings
+    buffer_shapes: tuple[Any, Any]  # the params of a teammate and of a BR (ShapeDtypeStructs)
+    teammate_optimizer: Any  # optax.GradientTransformation of the teammate phase
+
+
+def setup(config: RotateConfig) -> RotateSetup:
+    """The env, networks, pairings and teammate optimiser of a ROTATE run of `config`."""
+    nets = teammate_networks(config, "ROTATE", 1 if config.variant == "minimax" else 2)
+    key = jax.random.PRNGKey(0)
+    shapes = (jax.eval_shape(nets.teammate.init, key), jax.eval_shape(nets.best_response.init, key))
     seats = (config.ego_seat, 1 - config.ego_seat)
     coef = config.shaped_reward_coef
-    mixed = MixedPartner(nets.ego, nets.best_response)
     # Only the structure of the buffer matters here (SampledTeammate compares structures).
     slots = jax.tree.map(
-        lambda x: jax.ShapeDtypeStruct((config.iterations,) + x.shape, x.dtype),
-        _empty_buffer_shapes(config)[0],
+        lambda x: jax.ShapeDtypeStruct((config.iterations,) + x.shape, x.dtype), shapes[0]
     )
-    members = Population(nets.teammate, slots)
-    return _Pairings(
+    mixed = MixedPartner(nets.ego, nets.best_response)
+    drawn = SampledTeammate(Population(nets.teammate, slots))
+    pairings = Pairings(
         sp=Pairing((nets.best_response, nets.teammate), (1, 0), seats, coef),
         xp=Pairing((nets.ego, nets.teammate), (1,), seats, coef),
         mixed=Pairing((mixed, nets.teammate), (), seats, coef),
-        ego=Pairing((nets.ego, SampledTeammate(members)), (0,), seats, coef),
+        ego=Pairing((nets.ego, drawn), (0,), seats, coef),
     )
+    optimizer = make_optimizer(config.teammate_ppo, config.teammate_updates)
+    env = make_env(config.task_id, config.shaping)
+    return RotateSetup(config, env, nets, pairings, shapes, optimizer)
 
 
 # ---------------------------------------------------------------------------------------- state
@@ -105,28 +114,18 @@ class RotateState(NamedTuple):
     iteration: jax.Array  # () int32: iterations done
 
 
-@functools.lru_cache(maxsize=32)
-def _empty_buffer_shapes(config: RotateConfig) -> tuple[Any, Any]:
-    nets = networks(config)
-    key = jax.random.PRNGKey(0)
-    return (
-        jax.eval_shape(nets.teammate.init, key),
-        jax.eval_shape(nets.best_response.init, key),
-    )
+def _empty_buffer(setup: RotateSetup) -> TeammateBuffer:
+    teammate, best_response = setup.buffer_shapes
+    no_br = setup.config.variant == "minimax"
+    return empty_buffer(setup.config.iterations, teammate, None if no_br else best_response)
 
 
-def _empty_buffer(config: RotateConfig) -> TeammateBuffer:
-    teammate, best_response = _empty_buffer_shapes(config)
-    no_br = config.variant == "minimax"
-    return empty_buffer(config.iterations, teammate, None if no_br else best_response)
-
-
-def init(key: jax.Array, config: RotateConfig) -> RotateState:
+def init(key: jax.Array, setup: RotateSetup) -> RotateState:
     """A fresh run for one seed: a random ego and an empty buffer."""
     key_ego, key = jax.random.split(key)
     return RotateState(
-        ego=init_params(networks(config).ego, key_ego),
-        buffer=_empty_buffer(config),
+        ego=init_params(setup.networks.ego, key_ego),
+        buffer=_empty_buffer(setup),
         key=key,
         iteration=jnp.zeros((), jnp.int32),
     )
@@ -150,13 +149,12 @@ class TeammatePhaseState(NamedTuple):
 
 
 def _teammate_update(
-    carry: TeammatePhaseState, ego: Params, config: RotateConfig
+    carry: TeammatePhaseState, ego: Params, setup: RotateSetup
 ) -> tuple[TeammatePhaseState, dict[str, jax.Array]]:
     """One update of Alg. rotate_teamgen_alg: collect the rollouts, one PPO update of the
     teammate (its loss terms) and one of the BR (L_BR)."""
-    nets, pairings = networks(config), _pairings(config)
-    env = make_env(config.task_id, config.shaping)
-    steps = config.rollout_length
+    config, env, pairings = setup.config, setup.env, setup.pairings
+    steps, num_envs = config.rollout_length, config.num_envs
     assert carry.best_response is not None and carry.sp is not None
     tm, br = carry.teammate.params, carry.best_response.params
     key, k_sp, k_xp, k_a, k_b, k_tm, k_br = jax.random.split(carry.key, 7)
@@ -168,8 +166,8 @@ def _teammate_update(
     br_data: dict[str, tuple[Trajectory, int]] = {"sp": (sp, 1)}
     mixed_state = carry.mixed
     if per_state:
-        sxp = branch_rollout(pairings.sp, (br, tm), xp.states, k_a, config)
-        xsp = branch_rollout(pairings.xp, (ego, tm), sp.states, k_b, config)
+        sxp = branch_rollout(env, pairings.sp, (br, tm), xp.states, k_a, num_envs, steps)
+        xsp = branch_rollout(env, pairings.xp, (ego, tm), sp.states, k_b, num_envs, steps)
         data |= {"sxp": (sxp, 0), "xsp": (xsp, 0)}
         br_data["sxp"] = (sxp, 1)
     elif config.variant == "mixed_play":
@@ -177,13 +175,18 @@ def _teammate_update(
         mixed_state, mixed = rollout(
             env, pairings.mixed, ((ego, br), tm), mixed_state, k_a, steps, True
         )
-        mp = branch_rollout(pairings.sp, (br, tm), mixed.states, k_b, config)
+        mp = branch_rollout(env, pairings.sp, (br, tm), mixed.states, k_b, num_envs, steps)
         data["mp"] = (mp, 0)
         br_data["mp"] = (mp, 1)
     tm_streams = loss_streams(teammate_loss_terms(config), data, config.teammate_ppo)
     br_streams = loss_streams(best_response_loss_terms(config), br_data, config.teammate_ppo)
     teammate, best_response, metrics = update_teammate_and_best_response(
-        nets, carry, (tm_streams, br_streams), (k_tm, k_br), config
+        setup.networks,
+        carry,
+        (tm_streams, br_streams),
+        (k_tm, k_br),
+        config.teammate_ppo,
+        setup.teammate_optimizer,
     )
     for name, (trajectory, _) in data.items():
         stats = episode_stats(trajectory, seat=config.ego_seat)
@@ -194,18 +197,22 @@ def _teammate_update(
 
 
 def _minimax_teammate_update(
-    carry: TeammatePhaseState, ego: Params, config: RotateConfig
+    carry: TeammatePhaseState, ego: Params, setup: RotateSetup
 ) -> tuple[TeammatePhaseState, dict[str, jax.Array]]:
     """One update of the `minimax` variant: an XP rollout (teammate x the fixed ego) and one
     PPO update of the teammate on its loss terms (minus the ego's return); no SP, no BR."""
     key, k_xp, k_tm = jax.random.split(carry.key, 3)
-    tm = carry.teammate.params
-    env, steps = make_env(config.task_id, config.shaping), config.rollout_length
-    xp_state, xp = rollout(env, _pairings(config).xp, (ego, tm), carry.xp, k_xp, steps)
+    tm, config = carry.teammate.params, setup.config
+    steps = config.rollout_length
+    xp_state, xp = rollout(setup.env, setup.pairings.xp, (ego, tm), carry.xp, k_xp, steps)
     streams = loss_streams(teammate_loss_terms(config), {"xp": (xp, 0)}, config.teammate_ppo)
-    optimizer = make_optimizer(config.teammate_ppo, config.teammate_updates)
     teammate, tm_metrics = ppo_update(
-        networks(config).teammate, carry.teammate, streams, k_tm, config.teammate_ppo, optimizer
+        setup.networks.teammate,
+        carry.teammate,
+        streams,
+        k_tm,
+        config.teammate_ppo,
+        setup.teammate_optimizer,
     )
     metrics = prefixed(teammate=tm_metrics)
     stats = episode_stats(xp, seat=config.ego_seat)
@@ -218,16 +225,15 @@ def teammate_phase(
     teammate: Params,
     best_response: Params | None,
     key: jax.Array,
-    config: RotateConfig,
+    setup: RotateSetup,
 ) -> tuple[Params, Params | None, dict[str, jax.Array]]:
     """Alg. rotate_teamgen_alg for one seed: train `teammate` and `best_response` (fresh
     params; None for `minimax`) against the fixed `ego` for `config.teammate_updates` updates.
 
     Returns the trained teammate and BR params and the per-update metrics (leaves (U,)).
     """
-    pairings = _pairings(config)
-    env = make_env(config.task_id, config.shaping)
-    optimizer = make_optimizer(config.teammate_ppo, config.teammate_updates)
+    config, env, pairings = setup.config, setup.env, setup.pairings
+    optimizer = setup.teammate_optimizer
     key, k_sp, k_xp, k_mixed = jax.random.split(key, 4)
     mixed = None
     if config.variant == "mixed_play":
@@ -247,7 +253,7 @@ def teammate_phase(
     )
     update = _minimax_teammate_update if minimax else _teammate_update
     final, metrics = jax.lax.scan(
-        lambda c, _: update(c, ego, config), start, None, length=config.teammate_updates
+        lambda c, _: update(c, ego, setup), start, None, length=config.teammate_updates
     )
     best = None if final.best_response is None else final.best_response.params
     return final.teammate.params, best, metrics
@@ -266,12 +272,12 @@ def buffer_weights(buffer: TeammateBuffer, config: RotateConfig) -> jax.Array:
 
 
 def ego_phase(
-    ego: Params, buffer: TeammateBuffer, key: jax.Array, config: RotateConfig
+    ego: Params, buffer: TeammateBuffer, key: jax.Array, setup: RotateSetup
 ) -> tuple[Params, dict[str, jax.Array]]:
     """Alg. rotate_ego_update for one seed: `config.ego_updates` PPO updates of the ego against
     teammates drawn from the buffer (fresh envs and a fresh Adam state). Returns the ego's
     params and the per-update metrics (leaves (U,))."""
-    nets, pairings = networks(config), _pairings(config)
+    config, nets = setup.config, setup.networks
     ego_config = config.ego_config
     optimizer = make_optimizer(ego_config.ppo, ego_config.num_updates)
     pool = TeammatePool(Population(nets.teammate, buffer.teammates), buffer_weights(buffer, config))
@@ -279,9 +285,7 @@ def ego_phase(
     start = FixedPartnerState(
         learner=LearnerState(ego, optimizer.init(ego)),
         teammates=pool,
-        rollout=reset_rollout(
-            make_env(config.task_id, config.shaping), pairings.ego, key_envs, config.num_envs
-        ),
+        rollout=reset_rollout(setup.env, setup.pairings.ego, key_envs, config.num_envs),
         key=key,
         update_step=jnp.zeros((), jnp.int32),
     )
@@ -297,19 +301,19 @@ def ego_phase(
 # ------------------------------------------------------------------------------ one iteration
 
 
-@functools.partial(jax.jit, static_argnames="config")
+@functools.partial(jax.jit, static_argnames="setup")
 def _teammate_phase_seeds(
     state: RotateState,
     teammate: Params,
     best_response: Params,
     key: jax.Array,
-    config: RotateConfig,
+    setup: RotateSetup,
 ) -> tuple[RotateState, dict[str, jax.Array]]:
     """Teammate phase of every seed; the new teammate and BR join the buffer."""
 
     def _one_seed(state: RotateState, teammate: Params, best_response: Params, key: jax.Array):
         teammate, best_response, metrics = teammate_phase(
-            state.ego, teammate, best_response, key, config
+            state.ego, teammate, best_response, key, setup
         )
         buffer = insert(state.buffer, teammate, best_response)
         summary = phase_summary(metrics)
@@ -320,17 +324,17 @@ def _teammate_phase_seeds(
     return map_seeds(_one_seed, state, teammate, best_response, key)
 
 
-@functools.partial(jax.jit, static_argnames="config")
+@functools.partial(jax.jit, static_argnames="setup")
 def _ego_phase_seeds(
-    state: RotateState, fresh_ego: Params, key: jax.Array, config: RotateConfig
+    state: RotateState, fresh_ego: Params, key: jax.Array, setup: RotateSetup
 ) -> tuple[RotateState, dict[str, jax.Array]]:
     """Ego phase of every seed (critic head reset from `fresh_ego` if configured)."""
 
     def _one_seed(state: RotateState, fresh_ego: Params, key: jax.Array):
         ego = state.ego
-        if config.reset_ego_critic:
+        if setup.config.reset_ego_critic:
             ego = _with_fresh_critic(ego, fresh_ego)
-        ego, metrics = ego_phase(ego, state.buffer, key, config)
+        ego, metrics = ego_phase(ego, state.buffer, key, setup)
         summary = phase_summary(metrics, "ego_")
         summary["ego_return"] = summary.pop("ego_episode_return")
         return state._replace(ego=ego, iteration=state.iteration + 1), summary
@@ -347,7 +351,7 @@ def _with_fresh_critic(ego: Params, fresh: Params) -> Params:
 
 
 def step(
-    state: RotateState, config: RotateConfig, done: int
+    state: RotateState, setup: RotateSetup, done: int
 ) -> tuple[RotateState, dict[str, jax.Array]]:
     """One iteration of Alg. OpenEndedFramework for every seed (leading seed axis), `done`
     done before it: generate a teammate against the current ego, add it to the buffer, update
@@ -360,23 +364,23 @@ def step(
     `iteration` and `env_steps` (cumulative). Returns and diagnostics are over the last
     quarter of a phase.
     """
-    nets = networks(config)
+    nets = setup.networks
     keys = jax.vmap(lambda k: jax.random.split(k, 6))(state.key)
     teammate = fresh_params(nets.teammate, keys[:, 1])
     best_response = None  # `minimax` trains no best response
-    if config.variant != "minimax":
+    if setup.config.variant != "minimax":
         best_response = fresh_params(nets.best_response, keys[:, 2])
     fresh_ego = fresh_params(nets.ego, keys[:, 3])
     state = state._replace(key=keys[:, 0])
-    state, tm_metrics = _teammate_phase_seeds(state, teammate, best_response, keys[:, 4], config)
-    state, ego_metrics = _ego_phase_seeds(state, fresh_ego, keys[:, 5], config)
+    state, tm_metrics = _teammate_phase_seeds(state, teammate, best_response, keys[:, 4], setup)
+    state, ego_metrics = _ego_phase_seeds(state, fresh_ego, keys[:, 5], setup)
     return state, {**tm_metrics, **ego_metrics}
 
 
-def population(state: RotateState, config: RotateConfig, seed: int | None = 0) -> Population:
+def population(state: RotateState, setup: RotateSetup, seed: int | None = 0) -> Population:
     """The generated teammates of one seed as a `Population` (host arrays), in generation order,
     ready for `aht_bench.policies.io.save_population`. `seed=None` for an unbatched state."""
-    return buffer_population(state.buffer, "teammates", networks(config).teammate, seed, "buffer")
+    return buffer_population(state.buffer, "teammates", setup.networks.teammate, seed, "buffer")
 
 
 REPORT = IterationReport(
