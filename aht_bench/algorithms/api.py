@@ -16,18 +16,19 @@ derives from its config), its presets, and one `Method`:
         REPORT,       # the curves and progress metrics of a run
         "raise iterations= ...",  # how to go on once every iteration is done
     )
-    init_seeds, iterate, run, train, ego_params, preset = METHOD.bound()
+    init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()
 
 `Method.iterate` is one open-ended iteration for every seed: the check that the run has an
 iteration left, the method's `step`, and the metrics every method reports (`iteration`,
 `population_size` where the state has a buffer, cumulative `env_steps`), on host.
-`init_seeds`, `run`, `train`, `preset` and `ego_params` are the same for every method; the
-module binds them to its own names (`Method.bound`). They take a config, or the run's setup
-(`Method.setup`) to use one built before: `run` and `train` build the setup once for all their
-iterations, and the run driver (`aht_bench.runs`, `aht-bench train`) once per run. The driver
-drives a `Method` and nothing else of the module.
+`init_seeds`, `run`, `train`, `preset`, `ego_params`, `networks` and `population` are the same
+for every method; the module binds them to its own names (`Method.bound`). They take a config,
+or the run's setup (`Method.setup`, a `MethodSetup`) to use one built before: `run` and `train`
+build the setup once for all their iterations, and the run driver (`aht_bench.runs`,
+`aht-bench train`) once per run. The driver drives a `Method` and nothing else of the module.
 
-May import jax, numpy, aht_bench.policies, aht_bench.training and aht_bench.algorithms only.
+May import jax, numpy, aht_bench.envs, aht_bench.policies, aht_bench.training and
+aht_bench.algorithms only.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from aht_bench.algorithms.common import (
     stack_seeds,
     stack_trees,
 )
+from aht_bench.envs.wrappers import AutoReset
 from aht_bench.policies.core import Params
 from aht_bench.policies.population import Population
 from aht_bench.training.config import EgoConfig, normalise_shaping, resolve_task_id
@@ -137,6 +139,24 @@ class TeammateBRConfig(TaskConfig):
         require_at_least(self, 1, "ego_hidden")
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class MethodSetup(Setup):
+    """What an iteration-based method derives from its config once, by its `setup(config)`,
+    and passes to every phase (a `Setup`: it compares and hashes as the config). A method with
+    more parts derives from it (PAIRED's ego optimiser)."""
+
+    env: AutoReset
+    """The task under the config's shaping, p0 starts (`make_env`)."""
+    networks: Any
+    """The method's architectures; `.ego` is the ego agent's."""
+    pairings: Any = None
+    """Who plays the method's rollouts: a `Pairing`, or a NamedTuple of them."""
+    param_shapes: Any = None
+    """The params the method keeps per buffer slot, as ShapeDtypeStructs."""
+    optimizer: Any = None
+    """The optax optimiser its teammate-generation learners train with."""
+
+
 class Result(NamedTuple, Generic[S]):
     """What `Method.train` and `Method.run` return."""
 
@@ -190,9 +210,9 @@ class Method(Generic[C, S]):
     """The method's name in messages ("ROTATE")."""
     presets: Mapping[str, Mapping[str, C]]
     """preset name -> task id -> config."""
-    setup: Callable[[C], Any]
-    """The run's setup (a `Setup` whose `networks.ego` is the ego's architecture), built from
-    its config."""
+    setup: Callable[[C], MethodSetup]
+    """The run's setup (its `networks.ego` is the ego's architecture), built from its
+    config."""
     init: Callable[[jax.Array, Any], S]
     """A fresh state of one seed, given the setup. The state has `iteration` (() int32,
     iterations done) and `ego`."""
@@ -215,24 +235,24 @@ class Method(Generic[C, S]):
         fields, and the result is validated like any config."""
         return lookup_preset(self.name, self.presets, name, task, **overrides)
 
-    def setup_of(self, config: C | Setup) -> Setup:
+    def setup_of(self, config: C | MethodSetup) -> MethodSetup:
         """`config`'s setup, built now; a setup is returned as it is."""
-        return config if isinstance(config, Setup) else self.setup(config)
+        return config if isinstance(config, MethodSetup) else self.setup(config)
 
-    def networks(self, config: C | Setup) -> Any:
+    def networks(self, config: C | MethodSetup) -> Any:
         """The architectures of a run (`.ego` is the ego agent's)."""
         return self.setup_of(config).networks  # type: ignore[attr-defined]
 
-    def published(self, state: S, config: C | Setup, seed: int | None = 0) -> Population:
+    def published(self, state: S, config: C | MethodSetup, seed: int | None = 0) -> Population:
         """The population the method publishes of one seed (`seed=None`: an unbatched state),
         as host arrays ready for `aht_bench.policies.save_population`."""
         return self.population(state, self.setup_of(config), seed)
 
-    def init_seeds(self, key: jax.Array, config: C | Setup, num_seeds: int = 1) -> S:
+    def init_seeds(self, key: jax.Array, config: C | MethodSetup, num_seeds: int = 1) -> S:
         """`init` for seeds `split(key, num_seeds)`, stacked on a leading seed axis."""
         return stack_seeds(self.init, key, self.setup_of(config), num_seeds)
 
-    def iterate(self, state: S, config: C | Setup) -> tuple[S, Metrics]:
+    def iterate(self, state: S, config: C | MethodSetup) -> tuple[S, Metrics]:
         """One open-ended iteration of every seed (Alg. 1's loop body): the method's `step`,
         then `iteration`, `population_size` (where the state has a buffer with a count) and
         `env_steps` (cumulative, per seed) added to its metrics, all on host."""
@@ -256,7 +276,7 @@ class Method(Generic[C, S]):
     def run(
         self,
         state: S,
-        config: C | Setup,
+        config: C | MethodSetup,
         iterations: int | None = None,
         on_iteration: Callable[[int, S, Metrics], None] | None = None,
     ) -> Result[S]:
@@ -269,7 +289,7 @@ class Method(Generic[C, S]):
     def train(
         self,
         key: jax.Array,
-        config: C | Setup,
+        config: C | MethodSetup,
         num_seeds: int = 1,
         on_iteration: Callable[[int, S, Metrics], None] | None = None,
     ) -> Result[S]:
@@ -286,10 +306,22 @@ class Method(Generic[C, S]):
         Callable[..., Result[S]],
         Callable[..., Params],
         Callable[..., C],
+        Callable[..., Any],
+        Callable[..., Population],
     ]:
-        """`init_seeds`, `iterate`, `run`, `train`, `ego_params` and `preset`, for the method's
-        module to bind to those names (`rotate.train(key, config)`)."""
-        return self.init_seeds, self.iterate, self.run, self.train, self.ego_params, self.preset
+        """`init_seeds`, `iterate`, `run`, `train`, `ego_params`, `preset`, `networks` and
+        `published` (as `population`), for the method's module to bind to those names
+        (`rotate.train(key, config)`)."""
+        return (
+            self.init_seeds,
+            self.iterate,
+            self.run,
+            self.train,
+            self.ego_params,
+            self.preset,
+            self.networks,
+            self.published,
+        )
 
     def ego_params(self, state: S, seed: int | None = 0) -> Params:
         """The ego's params of one seed (host arrays; `seed=None` for an unbatched state); the

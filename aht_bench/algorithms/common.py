@@ -26,6 +26,7 @@ from aht_bench.training.streams import prefixed
 
 C = TypeVar("C")
 S = TypeVar("S")
+SetupT = TypeVar("SetupT", bound=Setup)
 
 
 def require(ok: bool, field: str, got: Any, fix: str) -> None:
@@ -264,9 +265,9 @@ def iterations_done(state: Any) -> int:
 
 
 def run_iterations(
-    iterate: Callable[[S, Setup], tuple[S, dict[str, np.ndarray]]],
+    iterate: Callable[[S, SetupT], tuple[S, dict[str, np.ndarray]]],
     state: S,
-    setup: Setup,
+    setup: SetupT,
     iterations: int | None = None,
     on_iteration: Callable[[int, S, dict[str, np.ndarray]], None] | None = None,
 ) -> tuple[S, dict[str, np.ndarray]]:

@@ -63,7 +63,7 @@ from __future__ import annotations
 import dataclasses
 
 from aht_bench.algorithms import rotate
-from aht_bench.algorithms.api import Method, TaskConfig
+from aht_bench.algorithms.api import Method, MethodSetup, TaskConfig
 from aht_bench.algorithms.rotate import RotateState
 from aht_bench.training import paper_tables, presets
 from aht_bench.training.config import PPOConfig
@@ -125,7 +125,7 @@ class MinimaxConfig(TaskConfig):
         return self.rotate_config.env_steps_per_iteration
 
 
-def setup(config: MinimaxConfig) -> rotate.RotateSetup:
+def setup(config: MinimaxConfig) -> MethodSetup:
     """ROTATE's setup of the same run (`MinimaxConfig.rotate_config`): the teammate has one
     value head, the ego is ROTATE's (`best_response` is built but never used)."""
     return rotate.setup(config.rotate_config)
@@ -185,5 +185,4 @@ METHOD: Method[MinimaxConfig, RotateState] = Method(
 """Minimax Return as a `Method`: what `aht-bench train minimax` drives; one step is ROTATE's
 (`rotate.core.step` on `setup(config)`): a teammate minimising the current ego's return joins
 the buffer, then the ego trains on the buffer."""
-init_seeds, iterate, run, train, ego_params, preset = METHOD.bound()
-networks, population = METHOD.networks, METHOD.published  # of a config or a setup
+init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()

@@ -63,21 +63,19 @@ aht_bench.algorithms only.
 
 from __future__ import annotations
 
-from aht_bench.algorithms import two_stage
-from aht_bench.algorithms.api import Method
+from aht_bench.algorithms.api import Method, MethodSetup
 from aht_bench.algorithms.brdiv import core
 from aht_bench.algorithms.brdiv.config import (
     BRDivConfig,
     best_response_loss_terms,
     confederate_loss_terms,
 )
-from aht_bench.algorithms.brdiv.core import REPORT, BRDivSetup, BRDivState, Networks, init, setup
+from aht_bench.algorithms.brdiv.core import REPORT, BRDivState, init, setup
 from aht_bench.algorithms.brdiv.presets import PRESETS
+from aht_bench.algorithms.two_stage import ego_of
 from aht_bench.policies.population import Population
 
 __all__ = [  # what the package re-exports besides what METHOD is built from
-    "BRDivSetup",
-    "Networks",
     "best_response_loss_terms",
     "best_responses",
     "confederate_loss_terms",
@@ -87,25 +85,15 @@ _EXHAUSTED = "raise ego_iterations or generation_iterations only in a new run"
 """What to do once a run has done all its iterations."""
 
 METHOD: Method[BRDivConfig, BRDivState] = Method(
-    "BRDiv",
-    PRESETS,
-    setup,
-    init,
-    core.step,
-    core.population,
-    REPORT,
-    _EXHAUSTED,
-    two_stage.ego_of,
+    "BRDiv", PRESETS, setup, init, core.step, core.population, REPORT, _EXHAUSTED, ego_of
 )
 """BRDiv as a `Method`: what `aht-bench train brdiv` drives."""
-init_seeds, iterate, run, train, ego_params, preset = METHOD.bound()
-networks, population = METHOD.networks, METHOD.published  # of a config or a setup
+init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()
 
 
 def best_responses(
-    state: BRDivState, config: BRDivConfig | BRDivSetup, seed: int | None = 0
+    state: BRDivState, config: BRDivConfig | MethodSetup, seed: int | None = 0
 ) -> Population:
     """The best responses of one seed as a `Population` (host arrays), BR j paired with
     confederate j (`seed=None`: an unbatched state); of a config or a setup."""
-    run_setup = config if isinstance(config, BRDivSetup) else setup(config)
-    return core.best_responses(state, run_setup, seed)
+    return core.best_responses(state, METHOD.setup_of(config), seed)

@@ -7,7 +7,6 @@ aht_bench.algorithms only.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from typing import Any, NamedTuple
 
@@ -17,7 +16,7 @@ import numpy as np
 import optax
 
 from aht_bench.algorithms import ego, two_stage
-from aht_bench.algorithms.api import seed_of
+from aht_bench.algorithms.api import MethodSetup, seed_of
 from aht_bench.algorithms.brdiv.config import (
     BEST_RESPONSE,
     CONFEDERATE,
@@ -28,7 +27,6 @@ from aht_bench.algorithms.brdiv.config import (
 )
 from aht_bench.algorithms.common import two_player_env
 from aht_bench.algorithms.fixed_partner import FixedPartnerState
-from aht_bench.envs.wrappers import AutoReset
 from aht_bench.policies.core import Params
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
@@ -44,7 +42,6 @@ from aht_bench.training.rollout import (
     reset_rollout,
     rollout,
 )
-from aht_bench.training.setup import Setup
 from aht_bench.training.streams import phase_summary
 
 # ---------------------------------------------------------------------------------------- setup
@@ -56,20 +53,10 @@ class Networks(NamedTuple):
     ego: RecurrentEgo
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class BRDivSetup(Setup):
-    """What a BRDiv run derives from its config (`setup`), passed to every phase."""
-
-    config: BRDivConfig
-    env: AutoReset  # the task under the config's shaping, p0 starts
-    networks: Networks
-    pairing: Pairing  # roles (confederate, BR), both learners, in seats (other, ego seat)
-    optimizer: optax.GradientTransformation  # of every learner of the generation stage
-
-
-def setup(config: BRDivConfig) -> BRDivSetup:
-    """The env, networks, pair rollouts' pairing and generation optimiser of a BRDiv run of
-    `config`."""
+def setup(config: BRDivConfig) -> MethodSetup:
+    """What a BRDiv run of `config` derives from it: the env, `Networks`, the pair rollouts'
+    `Pairing` (roles (confederate, BR), both learners, in seats (other, ego seat)) and the
+    optimiser of every learner of the generation stage."""
     env = two_player_env(config, "BRDiv")
     n = config.population_size
     nets = Networks(
@@ -88,7 +75,7 @@ def setup(config: BRDivConfig) -> BRDivSetup:
         config.shaped_reward_coef,
     )
     optimizer = make_optimizer(config.generation_ppo, config.generation_updates)
-    return BRDivSetup(config, env, nets, pairing, optimizer)
+    return MethodSetup(config, env, nets, pairing, optimizer=optimizer)
 
 
 # ---------------------------------------------------------------------------------------- state
@@ -127,12 +114,12 @@ def _stack(trees: list[Any]) -> Any:
 
 @functools.partial(jax.jit, static_argnames="setup")
 def _init_generation(
-    confederates: list[Params], best_responses: list[Params], key: jax.Array, setup: BRDivSetup
+    confederates: list[Params], best_responses: list[Params], key: jax.Array, setup: MethodSetup
 ) -> tuple[PairPopulation, GenerationState]:
     """The generation stage's start (one seed) from fresh params: Adam states, every pair's
     envs reset, in one compiled call."""
     config, optimizer = setup.config, setup.optimizer
-    n, env, pairing = config.population_size, setup.env, setup.pairing
+    n, env, pairing = config.population_size, setup.env, setup.pairings
     k_envs, k_gen = jax.random.split(key)
     reset = jax.vmap(lambda k: reset_rollout(env, pairing, k, config.num_envs))
     rollouts = reset(jax.random.split(k_envs, n * n))
@@ -146,10 +133,11 @@ def _init_generation(
     )
 
 
-def init(key: jax.Array, setup: BRDivSetup) -> BRDivState:
+def init(key: jax.Array, setup: MethodSetup) -> BRDivState:
     """A fresh run for one seed: random confederates and BRs, pair envs reset, a fresh ego
     whose pool holds placeholders (the fresh confederates) with weights 0."""
-    config, nets = setup.config, setup.networks
+    config: BRDivConfig = setup.config
+    nets = setup.networks
     n = config.population_size
     keys = np.asarray(jax.random.split(key, 2 * n + 3))
     confederates = [init_params(nets.confederate, k) for k in keys[:n]]
@@ -166,10 +154,10 @@ def init(key: jax.Array, setup: BRDivSetup) -> BRDivState:
 
 
 def pair_rollouts(
-    buffer: PairPopulation, rollouts: RolloutState, key: jax.Array, setup: BRDivSetup
+    buffer: PairPopulation, rollouts: RolloutState, key: jax.Array, setup: MethodSetup
 ) -> tuple[RolloutState, Trajectory]:
     """One rollout of every pair (confederate i, BR j), vmapped: leaves (n, n, ...)."""
-    config, env, pairing = setup.config, setup.env, setup.pairing
+    config, env, pairing = setup.config, setup.env, setup.pairings
     n = config.population_size
 
     def _pair(confederate: Params, best_response: Params, state: RolloutState, k: jax.Array):
@@ -187,7 +175,7 @@ def _learners_update(
     opt_states: optax.OptState,
     streams: tuple[Stream, ...],
     key: jax.Array,
-    setup: BRDivSetup,
+    setup: MethodSetup,
 ) -> tuple[Params, optax.OptState, dict[str, jax.Array]]:
     """`ppo_update` of the n learners of one side, vmapped: streams' leaves (n, ...)."""
 
@@ -254,7 +242,7 @@ def _side_streams(trajectories: Trajectory, side: int, config: BRDivConfig) -> t
 
 
 def generation_update(
-    buffer: PairPopulation, generation: GenerationState, setup: BRDivSetup
+    buffer: PairPopulation, generation: GenerationState, setup: MethodSetup
 ) -> tuple[PairPopulation, GenerationState, dict[str, jax.Array]]:
     """One BRDiv update (one seed): a rollout of every pair, then one PPO update of every
     confederate and every BR on its row (column) of the cross-play matrix.
@@ -304,7 +292,7 @@ def cross_play_matrix(metrics: dict[str, Any], n: int) -> Any:
 
 
 def _generation_chunk(
-    state: BRDivState, setup: BRDivSetup, num_updates: int
+    state: BRDivState, setup: MethodSetup, num_updates: int
 ) -> tuple[BRDivState, dict[str, jax.Array]]:
     config = setup.config
 
@@ -326,7 +314,7 @@ def _generation_chunk(
 
 @functools.partial(jax.jit, static_argnames=("setup", "num_updates"))
 def generation_chunk_seeds(
-    state: BRDivState, setup: BRDivSetup, num_updates: int
+    state: BRDivState, setup: MethodSetup, num_updates: int
 ) -> tuple[BRDivState, dict[str, jax.Array]]:
     """`num_updates` generation updates of every seed (leading seed axis) in one call.
 
@@ -337,7 +325,7 @@ def generation_chunk_seeds(
 
 
 @functools.partial(jax.jit, static_argnames="setup")
-def _start_ego_seeds(state: BRDivState, setup: BRDivSetup) -> BRDivState:
+def _start_ego_seeds(state: BRDivState, setup: MethodSetup) -> BRDivState:
     """The ego's pool becomes the trained confederates (uniform), its envs reset."""
     config, nets = setup.config, setup.networks
 
@@ -356,7 +344,7 @@ def _start_ego_seeds(state: BRDivState, setup: BRDivSetup) -> BRDivState:
 # ------------------------------------------------------------------------------ one iteration
 
 
-def step(state: BRDivState, setup: BRDivSetup, done: int) -> tuple[BRDivState, dict[str, Any]]:
+def step(state: BRDivState, setup: MethodSetup, done: int) -> tuple[BRDivState, dict[str, Any]]:
     """Iteration `done + 1` of every seed (leading seed axis): a chunk of the generation stage,
     or (after `generation_iterations`) a chunk of the ego stage.
 
@@ -377,13 +365,13 @@ def step(state: BRDivState, setup: BRDivSetup, done: int) -> tuple[BRDivState, d
     return state._replace(iteration=state.iteration + 1), metrics
 
 
-def population(state: BRDivState, setup: BRDivSetup, seed: int | None = 0) -> Population:
+def population(state: BRDivState, setup: MethodSetup, seed: int | None = 0) -> Population:
     """The confederates of one seed as a `Population` (host arrays), ready for
     `aht_bench.policies.io.save_population`. `seed=None` for an unbatched state."""
     return Population(setup.networks.confederate, seed_of(state.buffer.confederates, seed))
 
 
-def best_responses(state: BRDivState, setup: BRDivSetup, seed: int | None = 0) -> Population:
+def best_responses(state: BRDivState, setup: MethodSetup, seed: int | None = 0) -> Population:
     """The best responses of one seed as a `Population` (host arrays), BR j paired with
     confederate j."""
     return Population(setup.networks.best_response, seed_of(state.buffer.best_responses, seed))

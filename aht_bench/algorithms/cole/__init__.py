@@ -80,11 +80,8 @@ from __future__ import annotations
 from aht_bench.algorithms.api import Method
 from aht_bench.algorithms.cole import core
 from aht_bench.algorithms.cole.config import ColeConfig
-from aht_bench.algorithms.cole.core import REPORT, ColeSetup, ColeState, Networks, init, setup
+from aht_bench.algorithms.cole.core import REPORT, ColeState, init, setup
 from aht_bench.algorithms.cole.presets import PRESETS
-
-# what the package re-exports besides what METHOD is built from
-__all__ = ["ColeSetup", "Networks"]
 
 _EXHAUSTED = (
     "raise population_size= in the config to go on (the population has one slot per iteration)"
@@ -95,5 +92,4 @@ METHOD: Method[ColeConfig, ColeState] = Method(
     "COLE", PRESETS, setup, init, core.step, core.population, REPORT, _EXHAUSTED
 )
 """COLE as a `Method`: what `aht-bench train cole` drives."""
-init_seeds, iterate, run, train, ego_params, preset = METHOD.bound()
-networks, population = METHOD.networks, METHOD.published  # of a config or a setup
+init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()

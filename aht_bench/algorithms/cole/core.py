@@ -7,7 +7,6 @@ aht_bench.algorithms only.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 from typing import Any, NamedTuple
@@ -17,13 +16,12 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from aht_bench.algorithms.api import buffer_population, fresh_params
+from aht_bench.algorithms.api import MethodSetup, buffer_population, fresh_params
 from aht_bench.algorithms.cole.config import (
     MAX_POPULATION,
     ColeConfig,
 )
 from aht_bench.algorithms.common import two_player_env
-from aht_bench.envs.wrappers import AutoReset
 from aht_bench.policies.core import Params
 from aht_bench.policies.networks import MLPActorCritic
 from aht_bench.policies.population import Population
@@ -39,7 +37,6 @@ from aht_bench.training.rollout import (
     reset_rollout,
     rollout,
 )
-from aht_bench.training.setup import Setup
 from aht_bench.training.streams import LossTerm, loss_streams, phase_summary
 
 # ------------------------------------------------------------------- incompatibility (host)
@@ -139,20 +136,9 @@ class Pairings(NamedTuple):
     cross: Pairing  # roles (member, member), no learners: cross-play evaluation
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class ColeSetup(Setup):
-    """What a COLE run derives from its config (`setup`), passed to every phase."""
-
-    config: ColeConfig
-    env: AutoReset  # the task under the config's shaping, p0 starts
-    networks: Networks
-    pairings: Pairings
-    member_shapes: Any  # the params of a member (ShapeDtypeStructs)
-    optimizer: Any  # optax.GradientTransformation of a member's training
-
-
-def setup(config: ColeConfig) -> ColeSetup:
-    """The env, networks, pairings and member optimiser of a COLE run of `config`."""
+def setup(config: ColeConfig) -> MethodSetup:
+    """What a COLE run of `config` derives from it: the env, `Networks`, `Pairings`, the params
+    of a member (`param_shapes`) and a member's optimiser."""
     env = two_player_env(config, "COLE")
     net = MLPActorCritic(env.obs_dim, env.num_actions, num_value_heads=1, hidden=config.hidden)
     shapes = jax.eval_shape(net.init, jax.random.PRNGKey(0))
@@ -168,7 +154,7 @@ def setup(config: ColeConfig) -> ColeSetup:
         cross=Pairing((net, net), (), (0, 1), coef),
     )
     optimizer = make_optimizer(config.ppo, config.updates_per_iteration)
-    return ColeSetup(config, env, Networks(member=net, ego=net), pairings, shapes, optimizer)
+    return MethodSetup(config, env, Networks(member=net, ego=net), pairings, shapes, optimizer)
 
 
 MEMBER_LOSS_TERMS = (
@@ -201,9 +187,9 @@ class ColeState(NamedTuple):
     iteration: jax.Array  # () int32: iterations done
 
 
-def init(key: jax.Array, setup: ColeSetup) -> ColeState:
+def init(key: jax.Array, setup: MethodSetup) -> ColeState:
     """A fresh run for one seed: an empty population."""
-    shapes = setup.member_shapes
+    shapes = setup.param_shapes
     size = setup.config.population_size
     return ColeState(
         ego=jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), shapes),
@@ -235,7 +221,7 @@ def _member_update(
     slots: Params,
     weights: jax.Array,
     self_play: jax.Array,
-    setup: ColeSetup,
+    setup: MethodSetup,
 ) -> tuple[MemberPhaseState, dict[str, jax.Array]]:
     """One update: a rollout in each seat against partners drawn from the pool, one PPO update."""
     config, env, pairings = setup.config, setup.env, setup.pairings
@@ -266,7 +252,7 @@ def member_phase(
     weights: jax.Array,
     self_play: jax.Array,
     key: jax.Array,
-    setup: ColeSetup,
+    setup: MethodSetup,
 ) -> tuple[Params, dict[str, jax.Array]]:
     """Train `member` (fresh params) for `config.updates_per_iteration` updates against
     partners drawn with `weights` (P,) from `slots` (leaves (P, ...)); in `self_play`, against
@@ -300,7 +286,7 @@ def first_episode_returns(trajectory: Trajectory, seat: int = 0) -> jax.Array:
     return trajectory.episode_return[first, envs, seat]
 
 
-def pair_return(a: Params, b: Params, key: jax.Array, setup: ColeSetup) -> jax.Array:
+def pair_return(a: Params, b: Params, key: jax.Array, setup: MethodSetup) -> jax.Array:
     """() mean base return of `config.eval_envs` episodes from p0 of member `a` in seat 0 with
     member `b` in seat 1 (one seed)."""
     config, env, pairing = setup.config, setup.env, setup.pairings.cross
@@ -311,11 +297,11 @@ def pair_return(a: Params, b: Params, key: jax.Array, setup: ColeSetup) -> jax.A
 
 
 @functools.partial(jax.jit, static_argnames="setup")
-def _pair_return_seeds(a: Params, b: Params, key: jax.Array, setup: ColeSetup) -> jax.Array:
+def _pair_return_seeds(a: Params, b: Params, key: jax.Array, setup: MethodSetup) -> jax.Array:
     return map_seeds(lambda a, b, k: pair_return(a, b, k, setup), a, b, key)
 
 
-def cross_play_row(members: Params, k: int, key: jax.Array, setup: ColeSetup) -> np.ndarray:
+def cross_play_row(members: Params, k: int, key: jax.Array, setup: MethodSetup) -> np.ndarray:
     """(num_seeds, P) float32 `M[k, j]` for j <= k (0 beyond): member k with member j, the mean
     over both seat orders, for every seed (`members` leaves (num_seeds, P, ...), `key`
     (num_seeds, 2)). A host loop over the pairs and orders calling one compiled rollout (cheaper
@@ -342,7 +328,7 @@ def _member_phase_seeds(
     weights: jax.Array,
     self_play: jax.Array,
     key: jax.Array,
-    setup: ColeSetup,
+    setup: MethodSetup,
 ) -> tuple[Params, dict[str, jax.Array]]:
     """`member_phase` of every seed; per-seed scalar metrics (last quarter of the updates)."""
 
@@ -371,7 +357,7 @@ def partner_weights(buffer: Any, config: ColeConfig) -> np.ndarray:
     return weights
 
 
-def step(state: ColeState, setup: ColeSetup, done: int) -> tuple[ColeState, dict[str, Any]]:
+def step(state: ColeState, setup: MethodSetup, done: int) -> tuple[ColeState, dict[str, Any]]:
     """Iteration `done + 1` of COLE for every seed (leading seed axis): partner distribution, a
     new member trained against it, its cross-play with the population, the ego chosen.
 
@@ -443,7 +429,7 @@ def step(state: ColeState, setup: ColeSetup, done: int) -> tuple[ColeState, dict
     return state, out
 
 
-def population(state: ColeState, setup: ColeSetup, seed: int | None = 0) -> Population:
+def population(state: ColeState, setup: MethodSetup, seed: int | None = 0) -> Population:
     """The members of one seed as a `Population` (host arrays), in generation order, ready for
     `aht_bench.policies.io.save_population`. `seed=None` for an unbatched state."""
     return buffer_population(state.buffer, "members", setup.networks.member, seed)

@@ -74,7 +74,6 @@ aht_bench.algorithms only.
 
 from __future__ import annotations
 
-from aht_bench.algorithms import two_stage
 from aht_bench.algorithms.api import Method
 from aht_bench.algorithms.comedi import core
 from aht_bench.algorithms.comedi.config import CoMeDiConfig
@@ -83,21 +82,13 @@ from aht_bench.algorithms.comedi.presets import (
     PRESETS,
     REPORT,
 )
+from aht_bench.algorithms.two_stage import ego_of
 
 _EXHAUSTED = "raise ego_iterations or population_size in a new run to go on"
 """What to do once a run has done all its iterations."""
 
 METHOD: Method[CoMeDiConfig, CoMeDiState] = Method(
-    "CoMeDi",
-    PRESETS,
-    setup,
-    init,
-    core.step,
-    core.population,
-    REPORT,
-    _EXHAUSTED,
-    two_stage.ego_of,
+    "CoMeDi", PRESETS, setup, init, core.step, core.population, REPORT, _EXHAUSTED, ego_of
 )
 """CoMeDi as a `Method`: what `aht-bench train comedi` drives."""
-init_seeds, iterate, run, train, ego_params, preset = METHOD.bound()
-networks, population = METHOD.networks, METHOD.published  # of a config or a setup
+init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()

@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from aht_bench.algorithms import two_stage
-from aht_bench.algorithms.api import buffer_population, fresh_params
+from aht_bench.algorithms.api import MethodSetup, buffer_population, fresh_params
 from aht_bench.algorithms.comedi.config import (
     PARTNER_SEAT,
     TEAMMATE_SEAT,
@@ -31,7 +31,6 @@ from aht_bench.algorithms.common import (
     update_teammate_and_best_response,
 )
 from aht_bench.algorithms.fixed_partner import FixedPartnerState
-from aht_bench.envs.wrappers import AutoReset
 from aht_bench.policies.core import Carry, Extras, Params
 from aht_bench.policies.networks import MLPActorCritic
 from aht_bench.policies.population import Population
@@ -48,7 +47,6 @@ from aht_bench.training.rollout import (
     reset_rollout,
     rollout,
 )
-from aht_bench.training.setup import Setup
 from aht_bench.training.streams import branch_rollout, loss_streams, phase_summary
 
 # ------------------------------------------------------------------------------------ networks
@@ -89,20 +87,9 @@ class Pairings(NamedTuple):
     mixed: Pairing  # roles (MixedPartner, teammate); no learners
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class CoMeDiSetup(Setup):
-    """What a CoMeDi run derives from its config (`setup`), passed to every phase."""
-
-    config: CoMeDiConfig
-    env: AutoReset  # the task under the config's shaping, p0 starts
-    networks: Networks
-    pairings: Pairings
-    param_shapes: tuple[Any, Any]  # the params of a teammate and of a BR (ShapeDtypeStructs)
-    teammate_optimizer: Any  # optax.GradientTransformation of a generation iteration
-
-
-def setup(config: CoMeDiConfig) -> CoMeDiSetup:
-    """The env, networks, pairings and teammate optimiser of a CoMeDi run of `config`."""
+def setup(config: CoMeDiConfig) -> MethodSetup:
+    """What a CoMeDi run of `config` derives from it: the env, `Networks`, `Pairings`, the
+    params of a teammate and of a BR (`param_shapes`) and a generation iteration's optimiser."""
     nets = teammate_networks(config, "CoMeDi", config.population_size)
     key = jax.random.PRNGKey(0)
     shapes = (jax.eval_shape(nets.teammate.init, key), jax.eval_shape(nets.best_response.init, key))
@@ -115,7 +102,7 @@ def setup(config: CoMeDiConfig) -> CoMeDiSetup:
     )
     optimizer = make_optimizer(config.teammate_ppo, config.teammate_updates)
     env = make_env(config.task_id, config.shaping)
-    return CoMeDiSetup(config, env, nets, pairings, shapes, optimizer)
+    return MethodSetup(config, env, nets, pairings, shapes, optimizer)
 
 
 # ---------------------------------------------------------------------------------------- state
@@ -131,7 +118,7 @@ class CoMeDiState(NamedTuple):
     iteration: jax.Array  # () int32: iterations done
 
 
-def init(key: jax.Array, setup: CoMeDiSetup) -> CoMeDiState:
+def init(key: jax.Array, setup: MethodSetup) -> CoMeDiState:
     """A fresh run for one seed: an empty buffer and a fresh ego whose pool is still empty."""
     key_ego, key = jax.random.split(key)
     buffer = empty_buffer(setup.config.population_size, *setup.param_shapes)
@@ -212,7 +199,7 @@ class GenerationState(NamedTuple):
 
 
 def _generation_update(
-    carry: GenerationState, buffer: TeammateBuffer, setup: CoMeDiSetup, first: bool
+    carry: GenerationState, buffer: TeammateBuffer, setup: MethodSetup, first: bool
 ) -> tuple[GenerationState, dict[str, jax.Array]]:
     """One PPO update of the teammate and of its BR (module docstring)."""
     config, env, nets, pairings = setup.config, setup.env, setup.networks, setup.pairings
@@ -255,7 +242,7 @@ def _generation_update(
         (tm_streams, br_streams),
         (k_tm, k_br),
         config.teammate_ppo,
-        setup.teammate_optimizer,
+        setup.optimizer,
     )
     metrics |= updated
     sp_stats = episode_stats(sp, seat=PARTNER_SEAT)
@@ -268,7 +255,7 @@ def generation_phase(
     teammate: Params,
     best_response: Params,
     key: jax.Array,
-    setup: CoMeDiSetup,
+    setup: MethodSetup,
     first: bool,
 ) -> tuple[Params, Params, dict[str, jax.Array]]:
     """Train one new teammate and its BR (fresh params, one seed) for `config.teammate_updates`
@@ -277,7 +264,7 @@ def generation_phase(
     Returns the trained teammate and BR params and the per-update metrics (leaves (U,)).
     """
     config, env, pairings = setup.config, setup.env, setup.pairings
-    optimizer = setup.teammate_optimizer
+    optimizer = setup.optimizer
     key, k_sp, k_xp, k_mixed = jax.random.split(key, 4)
     xp = mixed = None
     if not first:
@@ -306,7 +293,7 @@ def _generation_seeds(
     teammate: Params,
     best_response: Params,
     key: jax.Array,
-    setup: CoMeDiSetup,
+    setup: MethodSetup,
     first: bool,
 ) -> tuple[CoMeDiState, dict[str, jax.Array]]:
     """One generation iteration of every seed: the new teammate and its BR join the buffer."""
@@ -329,7 +316,7 @@ def _generation_seeds(
 
 
 @functools.partial(jax.jit, static_argnames="setup")
-def _ego_with_population(state: CoMeDiState, key: jax.Array, setup: CoMeDiSetup) -> CoMeDiState:
+def _ego_with_population(state: CoMeDiState, key: jax.Array, setup: MethodSetup) -> CoMeDiState:
     """Every seed's ego now trains against its whole population (uniform draws)."""
     config = setup.config
 
@@ -345,7 +332,7 @@ def _ego_with_population(state: CoMeDiState, key: jax.Array, setup: CoMeDiSetup)
 # ------------------------------------------------------------------------------ one iteration
 
 
-def step(state: CoMeDiState, setup: CoMeDiSetup, done: int) -> tuple[CoMeDiState, dict[str, Any]]:
+def step(state: CoMeDiState, setup: MethodSetup, done: int) -> tuple[CoMeDiState, dict[str, Any]]:
     """Iteration `done + 1` of every seed (leading seed axis): iterations
     `0 .. population_size - 1` generate teammate `done` (after the last, the ego's pool
     becomes the population), the rest each run one chunk of the ego stage.
@@ -376,7 +363,7 @@ def step(state: CoMeDiState, setup: CoMeDiSetup, done: int) -> tuple[CoMeDiState
     return state._replace(ego=ego, iteration=state.iteration + 1), out
 
 
-def population(state: CoMeDiState, setup: CoMeDiSetup, seed: int | None = 0) -> Population:
+def population(state: CoMeDiState, setup: MethodSetup, seed: int | None = 0) -> Population:
     """The generated teammates of one seed as a `Population` (host arrays), in generation order,
     ready for `aht_bench.policies.io.save_population`. `seed=None` for an unbatched state."""
     return buffer_population(state.buffer, "teammates", setup.networks.teammate, seed, "buffer")

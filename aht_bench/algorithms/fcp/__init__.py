@@ -64,32 +64,18 @@ aht_bench.algorithms only.
 
 from __future__ import annotations
 
-from aht_bench.algorithms import two_stage
 from aht_bench.algorithms.api import Method
 from aht_bench.algorithms.fcp import core
 from aht_bench.algorithms.fcp.config import FCPConfig
-from aht_bench.algorithms.fcp.core import REPORT, FCPSetup, FCPState, Networks, init, setup
+from aht_bench.algorithms.fcp.core import REPORT, FCPState, init, setup
 from aht_bench.algorithms.fcp.presets import PRESETS
-
-__all__ = [  # what the package re-exports besides what METHOD is built from
-    "FCPSetup",
-    "Networks",
-]
+from aht_bench.algorithms.two_stage import ego_of
 
 _EXHAUSTED = "raise ego_iterations or ego_timesteps in a new run to train longer"
 """What to do once a run has done all its iterations."""
 
 METHOD: Method[FCPConfig, FCPState] = Method(
-    "FCP",
-    PRESETS,
-    setup,
-    init,
-    core.step,
-    core.population,
-    REPORT,
-    _EXHAUSTED,
-    two_stage.ego_of,
+    "FCP", PRESETS, setup, init, core.step, core.population, REPORT, _EXHAUSTED, ego_of
 )
 """FCP as a `Method`: what `aht-bench train fcp` drives."""
-init_seeds, iterate, run, train, ego_params, preset = METHOD.bound()
-networks, population = METHOD.networks, METHOD.published  # of a config or a setup
+init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()

@@ -7,7 +7,6 @@ aht_bench.algorithms only.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from typing import Any, NamedTuple
 
@@ -16,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from aht_bench.algorithms import ego, ippo, two_stage
-from aht_bench.algorithms.api import buffer_population
+from aht_bench.algorithms.api import MethodSetup, buffer_population
 from aht_bench.algorithms.common import two_player_env
 from aht_bench.algorithms.fcp.config import (
     FCPConfig,
@@ -28,7 +27,6 @@ from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.report import IterationReport
-from aht_bench.training.setup import Setup
 from aht_bench.training.streams import phase_summary
 
 # ---------------------------------------------------------------------------------------- setup
@@ -41,23 +39,14 @@ class Networks(NamedTuple):
     ego: RecurrentEgo
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class FCPSetup(Setup):
-    """What an FCP run derives from its config (`setup`), passed to every phase."""
-
-    config: FCPConfig
-    networks: Networks
-    member_shapes: Any  # the params of one pool member (ShapeDtypeStructs)
-    ego_chunks: tuple[int, ...]  # the ego's PPO updates per ego iteration
-
-
-def setup(config: FCPConfig) -> FCPSetup:
-    """The networks, pool member shapes and ego chunks of an FCP run of `config`."""
-    two_player_env(config, "FCP")  # a ValueError unless the task has two seats
+def setup(config: FCPConfig) -> MethodSetup:
+    """What an FCP run of `config` derives from it: the env (a ValueError unless the task has
+    two seats), `Networks` and the params of one pool member (`param_shapes`); its IPPO runs
+    and its ego stage derive theirs from `config.ippo_config` and `config.ego_config`."""
+    env = two_player_env(config, "FCP")
     nets = Networks(teammate=ippo.network(config.ippo_config), ego=ego.network(config.ego_config))
     shapes = jax.eval_shape(nets.teammate.init, jax.random.PRNGKey(0))
-    chunks = two_stage.chunk_sizes(config.ego_config, config.ego_iterations)
-    return FCPSetup(config, nets, shapes, chunks)
+    return MethodSetup(config, env, nets, param_shapes=shapes)
 
 
 # ---------------------------------------------------------------------------------------- state
@@ -86,12 +75,12 @@ def _teammate(params: Params, config: FCPConfig) -> Params:
     return jax.tree.map(lambda x: x[1 - config.ego_seat], params)
 
 
-def init(key: jax.Array, setup: FCPSetup) -> FCPState:
+def init(key: jax.Array, setup: MethodSetup) -> FCPState:
     """A fresh run for one seed: a random ego, an empty pool and the IPPO runs' seed keys."""
     config, nets = setup.config, setup.networks
     key_ego, key_teams, key = jax.random.split(key, 3)
     slots = jax.tree.map(
-        lambda x: jnp.zeros((config.pool_size,) + x.shape, x.dtype), setup.member_shapes
+        lambda x: jnp.zeros((config.pool_size,) + x.shape, x.dtype), setup.param_shapes
     )
     return FCPState(
         ego=two_stage.ego_start(key_ego, config.ego_config, Population(nets.teammate, slots)),
@@ -105,7 +94,7 @@ def init(key: jax.Array, setup: FCPSetup) -> FCPState:
     )
 
 
-def train_team(team: IPPOState, setup: FCPSetup) -> tuple[Params, dict[str, jax.Array]]:
+def train_team(team: IPPOState, setup: MethodSetup) -> tuple[Params, dict[str, jax.Array]]:
     """One whole IPPO run from `team` (`ippo.init`'s state), `ippo.update` scanned over all its
     updates. Returns the teammate seat's params at each of `config.checkpoint_updates` (leaves
     (num_checkpoints, ...)) and IPPO's per-update metrics (leaves (U,))."""
@@ -136,7 +125,7 @@ def train_team(team: IPPOState, setup: FCPSetup) -> tuple[Params, dict[str, jax.
     return kept, metrics
 
 
-def team_states(state: FCPState, setup: FCPSetup, teams: range) -> IPPOState:
+def team_states(state: FCPState, setup: MethodSetup, teams: range) -> IPPOState:
     """Fresh IPPO states (`ippo.init` with each run's seed key) of `teams` for every seed:
     leaves (num_seeds, len(teams), ...). Built seed by seed outside jit, as `ippo.train` does."""
     config = setup.config
@@ -152,7 +141,7 @@ def team_states(state: FCPState, setup: FCPSetup, teams: range) -> IPPOState:
 
 @functools.partial(jax.jit, static_argnames="setup")
 def _generation_seeds(
-    state: FCPState, teams: IPPOState, setup: FCPSetup
+    state: FCPState, teams: IPPOState, setup: MethodSetup
 ) -> tuple[FCPState, dict[str, jax.Array]]:
     """Train the IPPO runs `teams` (leaves (num_seeds, k, ...)) of every seed; their snapshots
     join the pool."""
@@ -187,7 +176,7 @@ def pool_weights(config: FCPConfig) -> jax.Array:
 
 
 @functools.partial(jax.jit, static_argnames="setup")
-def _hand_over_seeds(state: FCPState, setup: FCPSetup) -> FCPState:
+def _hand_over_seeds(state: FCPState, setup: MethodSetup) -> FCPState:
     """The full pool becomes the ego's (uniform weights); the ego's envs are reset."""
     config = setup.config
 
@@ -205,7 +194,7 @@ def _hand_over_seeds(state: FCPState, setup: FCPSetup) -> FCPState:
 # ------------------------------------------------------------------------------ one iteration
 
 
-def step(state: FCPState, setup: FCPSetup, done: int) -> tuple[FCPState, dict[str, Any]]:
+def step(state: FCPState, setup: MethodSetup, done: int) -> tuple[FCPState, dict[str, Any]]:
     """Iteration `done + 1` of every seed (leading seed axis): the next `teams_per_iteration`
     IPPO runs while the pool is being built (the last of them hands the pool to the ego), one
     chunk of the ego's PPO updates after that. Metrics: see the module docstring."""
@@ -217,14 +206,15 @@ def step(state: FCPState, setup: FCPSetup, done: int) -> tuple[FCPState, dict[st
         if done + 1 == config.generation_iterations:
             state = _hand_over_seeds(state, setup)
     else:
+        sizes = two_stage.chunk_sizes(config.ego_config, config.ego_iterations)
         ego_state, metrics = two_stage.ego_chunk_seeds(
-            state.ego, config.ego_config, setup.ego_chunks[done - config.generation_iterations]
+            state.ego, config.ego_config, sizes[done - config.generation_iterations]
         )
         state = state._replace(ego=ego_state)
     return state._replace(iteration=state.iteration + 1), metrics
 
 
-def population(state: FCPState, setup: FCPSetup, seed: int | None = 0) -> Population:
+def population(state: FCPState, setup: MethodSetup, seed: int | None = 0) -> Population:
     """The pool of one seed as a `Population` (host arrays; team by team, each team's snapshots
     oldest first), ready for `aht_bench.policies.io.save_population`. `seed=None` for an
     unbatched state."""

@@ -90,5 +90,4 @@ METHOD: Method[PairedConfig, PairedState] = Method(
     "PAIRED", PRESETS, setup, init, core.step, core.population, REPORT, _EXHAUSTED, ego_of
 )
 """PAIRED as a `Method`: what `aht-bench train paired` drives."""
-init_seeds, iterate, run, train, ego_params, preset = METHOD.bound()
-networks, population = METHOD.networks, METHOD.published  # of a config or a setup
+init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()

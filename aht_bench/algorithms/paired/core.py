@@ -14,9 +14,8 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax
 
-from aht_bench.algorithms.common import TeammateNetworks as Networks
+from aht_bench.algorithms.api import MethodSetup
 from aht_bench.algorithms.common import teammate_networks
 from aht_bench.algorithms.paired.config import (
     PairedConfig,
@@ -25,7 +24,6 @@ from aht_bench.algorithms.paired.config import (
     teammate_loss_terms,
 )
 from aht_bench.algorithms.rotate import REPORT as rotate_report
-from aht_bench.envs.wrappers import AutoReset
 from aht_bench.policies.core import Params
 from aht_bench.policies.population import Population
 from aht_bench.training.driver import map_seeds
@@ -40,7 +38,6 @@ from aht_bench.training.rollout import (
     make_env,
     rollout,
 )
-from aht_bench.training.setup import Setup
 from aht_bench.training.streams import loss_streams, phase_summary, prefixed
 
 # ---------------------------------------------------------------------------------------- setup
@@ -52,20 +49,15 @@ class Pairings(NamedTuple):
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
-class PairedSetup(Setup):
-    """What a PAIRED run derives from its config (`setup`), passed to every update."""
+class PairedSetup(MethodSetup):
+    """`MethodSetup` (its `optimizer`: the teammate's and the BR's) plus the ego's optimiser."""
 
-    config: PairedConfig
-    env: AutoReset  # the task under the config's shaping, p0 starts
-    networks: Networks
-    pairings: Pairings
-    teammate_optimizer: optax.GradientTransformation  # the teammate's and the BR's
-    ego_optimizer: optax.GradientTransformation
+    ego_optimizer: Any = None
 
 
 def setup(config: PairedConfig) -> PairedSetup:
-    """The env, networks, pairings and optimisers of a PAIRED run of `config`; an annealed
-    learning rate falls over the whole run."""
+    """What a PAIRED run of `config` derives from it: the env, `Networks`, `Pairings` and the
+    optimisers; an annealed learning rate falls over the whole run."""
     nets = teammate_networks(config, "PAIRED", 2)  # the teammate's heads: with its BR, the ego
     seats = (config.ego_seat, 1 - config.ego_seat)
     coef = config.shaped_reward_coef
@@ -78,8 +70,8 @@ def setup(config: PairedConfig) -> PairedSetup:
         make_env(config.task_id, config.shaping),
         nets,
         pairings,
-        make_optimizer(config.teammate_ppo, config.num_updates),
-        make_optimizer(config.ego_ppo, config.num_updates),
+        optimizer=make_optimizer(config.teammate_ppo, config.num_updates),
+        ego_optimizer=make_optimizer(config.ego_ppo, config.num_updates),
     )
 
 
@@ -104,7 +96,7 @@ def init(key: jax.Array, setup: PairedSetup) -> PairedState:
     """A fresh run for one seed: three random learners, freshly reset envs."""
     config, env, nets, pairings = setup.config, setup.env, setup.networks, setup.pairings
     k_ego, k_tm, k_br, k_sp, k_xp, key = jax.random.split(key, 6)
-    tm_opt, ego_opt = setup.teammate_optimizer, setup.ego_optimizer
+    tm_opt, ego_opt = setup.optimizer, setup.ego_optimizer
     ego = init_params(nets.ego, k_ego)
     teammate = init_params(nets.teammate, k_tm)
     best_response = init_params(nets.best_response, k_br)
@@ -140,7 +132,7 @@ def update(state: PairedState, setup: PairedSetup) -> tuple[PairedState, dict[st
         best_response_loss_terms(config), {"sp": (sp, 1)}, config.teammate_ppo
     )
     ego_streams = loss_streams(ego_loss_terms(config), {"xp": (xp, 1)}, config.ego_ppo)
-    tm_opt, ego_opt = setup.teammate_optimizer, setup.ego_optimizer
+    tm_opt, ego_opt = setup.optimizer, setup.ego_optimizer
     teammate, tm_metrics = ppo_update(
         nets.teammate, state.teammate, tm_streams, k_tm, config.teammate_ppo, tm_opt
     )

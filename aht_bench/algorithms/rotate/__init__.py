@@ -94,7 +94,7 @@ from aht_bench.algorithms.rotate.config import (
     regret_loss_terms,
     teammate_loss_terms,
 )
-from aht_bench.algorithms.rotate.core import REPORT, Networks, RotateSetup, RotateState, init, setup
+from aht_bench.algorithms.rotate.core import REPORT, Networks, RotateState, init, setup
 from aht_bench.algorithms.rotate.presets import PRESETS
 
 __all__ = [  # what the package re-exports besides what METHOD is built from
@@ -102,7 +102,6 @@ __all__ = [  # what the package re-exports besides what METHOD is built from
     "LEGACY_FIELDS",
     "LEGACY_OBJECTIVES",
     "Networks",
-    "RotateSetup",
     "TEAMMATE_OBJECTIVES",
     "V1_TEAMMATE_OBJECTIVE",
     "best_response_loss_terms",
@@ -117,5 +116,4 @@ METHOD: Method[RotateConfig, RotateState] = Method(
     "ROTATE", PRESETS, setup, init, core.step, core.population, REPORT, _EXHAUSTED
 )
 """ROTATE as a `Method`: what `aht-bench train rotate` drives."""
-init_seeds, iterate, run, train, ego_params, preset = METHOD.bound()
-networks, population = METHOD.networks, METHOD.published  # of a config or a setup
+init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()

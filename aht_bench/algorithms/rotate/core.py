@@ -7,15 +7,14 @@ aht_bench.algorithms only.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from aht_bench.algorithms import fixed_partner
-from aht_bench.algorithms.api import buffer_population, fresh_params
+from aht_bench.algorithms.api import MethodSetup, buffer_population, fresh_params
 from aht_bench.algorithms.common import (
     TeammateNetworks,
     teammate_networks,
@@ -27,7 +26,6 @@ from aht_bench.algorithms.rotate.config import (
     best_response_loss_terms,
     teammate_loss_terms,
 )
-from aht_bench.envs.wrappers import AutoReset
 from aht_bench.policies.core import Params
 from aht_bench.policies.population import Population
 from aht_bench.training.buffer import TeammateBuffer, empty_buffer, insert
@@ -45,7 +43,6 @@ from aht_bench.training.rollout import (
     reset_rollout,
     rollout,
 )
-from aht_bench.training.setup import Setup
 from aht_bench.training.streams import branch_rollout, loss_streams, phase_summary, prefixed
 
 # ---------------------------------------------------------------------------------------- setup
@@ -62,20 +59,9 @@ class Pairings(NamedTuple):
     ego: Pairing  # roles (ego, SampledTeammate); learners (ego,): the ego update
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
-class RotateSetup(Setup):
-    """What a ROTATE run derives from its config (`setup`), passed to every phase."""
-
-    config: RotateConfig
-    env: AutoReset  # the task under the config's shaping, p0 starts
-    networks: Networks
-    pairings: Pairings
-    buffer_shapes: tuple[Any, Any]  # the params of a teammate and of a BR (ShapeDtypeStructs)
-    teammate_optimizer: Any  # optax.GradientTransformation of the teammate phase
-
-
-def setup(config: RotateConfig) -> RotateSetup:
-    """The env, networks, pairings and teammate optimiser of a ROTATE run of `config`."""
+def setup(config: RotateConfig) -> MethodSetup:
+    """What a ROTATE run of `config` derives from it: the env, `Networks`, `Pairings`, the
+    params of a teammate and of a BR (`param_shapes`) and the teammate phase's optimiser."""
     nets = teammate_networks(config, "ROTATE", 1 if config.variant == "minimax" else 2)
     key = jax.random.PRNGKey(0)
     shapes = (jax.eval_shape(nets.teammate.init, key), jax.eval_shape(nets.best_response.init, key))
@@ -95,7 +81,7 @@ def setup(config: RotateConfig) -> RotateSetup:
     )
     optimizer = make_optimizer(config.teammate_ppo, config.teammate_updates)
     env = make_env(config.task_id, config.shaping)
-    return RotateSetup(config, env, nets, pairings, shapes, optimizer)
+    return MethodSetup(config, env, nets, pairings, shapes, optimizer)
 
 
 # ---------------------------------------------------------------------------------------- state
@@ -114,13 +100,13 @@ class RotateState(NamedTuple):
     iteration: jax.Array  # () int32: iterations done
 
 
-def _empty_buffer(setup: RotateSetup) -> TeammateBuffer:
-    teammate, best_response = setup.buffer_shapes
+def _empty_buffer(setup: MethodSetup) -> TeammateBuffer:
+    teammate, best_response = setup.param_shapes
     no_br = setup.config.variant == "minimax"
     return empty_buffer(setup.config.iterations, teammate, None if no_br else best_response)
 
 
-def init(key: jax.Array, setup: RotateSetup) -> RotateState:
+def init(key: jax.Array, setup: MethodSetup) -> RotateState:
     """A fresh run for one seed: a random ego and an empty buffer."""
     key_ego, key = jax.random.split(key)
     return RotateState(
@@ -149,7 +135,7 @@ class TeammatePhaseState(NamedTuple):
 
 
 def _teammate_update(
-    carry: TeammatePhaseState, ego: Params, setup: RotateSetup
+    carry: TeammatePhaseState, ego: Params, setup: MethodSetup
 ) -> tuple[TeammatePhaseState, dict[str, jax.Array]]:
     """One update of Alg. rotate_teamgen_alg: collect the rollouts, one PPO update of the
     teammate (its loss terms) and one of the BR (L_BR)."""
@@ -186,7 +172,7 @@ def _teammate_update(
         (tm_streams, br_streams),
         (k_tm, k_br),
         config.teammate_ppo,
-        setup.teammate_optimizer,
+        setup.optimizer,
     )
     for name, (trajectory, _) in data.items():
         stats = episode_stats(trajectory, seat=config.ego_seat)
@@ -197,7 +183,7 @@ def _teammate_update(
 
 
 def _minimax_teammate_update(
-    carry: TeammatePhaseState, ego: Params, setup: RotateSetup
+    carry: TeammatePhaseState, ego: Params, setup: MethodSetup
 ) -> tuple[TeammatePhaseState, dict[str, jax.Array]]:
     """One update of the `minimax` variant: an XP rollout (teammate x the fixed ego) and one
     PPO update of the teammate on its loss terms (minus the ego's return); no SP, no BR."""
@@ -212,7 +198,7 @@ def _minimax_teammate_update(
         streams,
         k_tm,
         config.teammate_ppo,
-        setup.teammate_optimizer,
+        setup.optimizer,
     )
     metrics = prefixed(teammate=tm_metrics)
     stats = episode_stats(xp, seat=config.ego_seat)
@@ -225,7 +211,7 @@ def teammate_phase(
     teammate: Params,
     best_response: Params | None,
     key: jax.Array,
-    setup: RotateSetup,
+    setup: MethodSetup,
 ) -> tuple[Params, Params | None, dict[str, jax.Array]]:
     """Alg. rotate_teamgen_alg for one seed: train `teammate` and `best_response` (fresh
     params; None for `minimax`) against the fixed `ego` for `config.teammate_updates` updates.
@@ -233,7 +219,7 @@ def teammate_phase(
     Returns the trained teammate and BR params and the per-update metrics (leaves (U,)).
     """
     config, env, pairings = setup.config, setup.env, setup.pairings
-    optimizer = setup.teammate_optimizer
+    optimizer = setup.optimizer
     key, k_sp, k_xp, k_mixed = jax.random.split(key, 4)
     mixed = None
     if config.variant == "mixed_play":
@@ -272,7 +258,7 @@ def buffer_weights(buffer: TeammateBuffer, config: RotateConfig) -> jax.Array:
 
 
 def ego_phase(
-    ego: Params, buffer: TeammateBuffer, key: jax.Array, setup: RotateSetup
+    ego: Params, buffer: TeammateBuffer, key: jax.Array, setup: MethodSetup
 ) -> tuple[Params, dict[str, jax.Array]]:
     """Alg. rotate_ego_update for one seed: `config.ego_updates` PPO updates of the ego against
     teammates drawn from the buffer (fresh envs and a fresh Adam state). Returns the ego's
@@ -307,7 +293,7 @@ def _teammate_phase_seeds(
     teammate: Params,
     best_response: Params,
     key: jax.Array,
-    setup: RotateSetup,
+    setup: MethodSetup,
 ) -> tuple[RotateState, dict[str, jax.Array]]:
     """Teammate phase of every seed; the new teammate and BR join the buffer."""
 
@@ -326,7 +312,7 @@ def _teammate_phase_seeds(
 
 @functools.partial(jax.jit, static_argnames="setup")
 def _ego_phase_seeds(
-    state: RotateState, fresh_ego: Params, key: jax.Array, setup: RotateSetup
+    state: RotateState, fresh_ego: Params, key: jax.Array, setup: MethodSetup
 ) -> tuple[RotateState, dict[str, jax.Array]]:
     """Ego phase of every seed (critic head reset from `fresh_ego` if configured)."""
 
@@ -351,7 +337,7 @@ def _with_fresh_critic(ego: Params, fresh: Params) -> Params:
 
 
 def step(
-    state: RotateState, setup: RotateSetup, done: int
+    state: RotateState, setup: MethodSetup, done: int
 ) -> tuple[RotateState, dict[str, jax.Array]]:
     """One iteration of Alg. OpenEndedFramework for every seed (leading seed axis), `done`
     done before it: generate a teammate against the current ego, add it to the buffer, update
@@ -377,7 +363,7 @@ def step(
     return state, {**tm_metrics, **ego_metrics}
 
 
-def population(state: RotateState, setup: RotateSetup, seed: int | None = 0) -> Population:
+def population(state: RotateState, setup: MethodSetup, seed: int | None = 0) -> Population:
     """The generated teammates of one seed as a `Population` (host arrays), in generation order,
     ready for `aht_bench.policies.io.save_population`. `seed=None` for an unbatched state."""
     return buffer_population(state.buffer, "teammates", setup.networks.teammate, seed, "buffer")
