@@ -2,8 +2,8 @@
 as data, and the open-ended loop (paper Alg. 1) written once over it.
 
 A method module declares its config type (a frozen dataclass with `TaskConfig`'s fields and
-properties), its setup (`aht_bench.training.setup.Setup`: the env, networks and pairings a run
-derives from its config), its presets, and one `Method`:
+properties), its setup (a `MethodSetup`: the env, networks, pairings and optimiser a run derives
+from its config), its presets, and one `Method`:
 
     METHOD = Method(
         "ROTATE",     # name, in messages
@@ -241,7 +241,7 @@ class Method(Generic[C, S]):
 
     def networks(self, config: C | MethodSetup) -> Any:
         """The architectures of a run (`.ego` is the ego agent's)."""
-        return self.setup_of(config).networks  # type: ignore[attr-defined]
+        return self.setup_of(config).networks
 
     def published(self, state: S, config: C | MethodSetup, seed: int | None = 0) -> Population:
         """The population the method publishes of one seed (`seed=None`: an unbatched state),

@@ -2,13 +2,15 @@
 pairings of its rollouts, the optimisers), built once by the method's `setup(config)` and passed
 down to every phase, instead of re-derived from the config where each piece is needed.
 
-A method's setup is a frozen dataclass over this base, its derived fields after `config`:
+A setup is a frozen dataclass over this base, its derived fields after `config`, e.g.
+`aht_bench.algorithms.api.MethodSetup` (env, networks, pairings, param shapes, optimiser), which
+every iteration-based method builds:
 
     @dataclasses.dataclass(frozen=True, eq=False)
-    class RotateSetup(Setup):
+    class MethodSetup(Setup):
         env: AutoReset
-        networks: Networks
-        pairings: Pairings
+        networks: Any
+        ...
 
 A setup compares and hashes as its type and config alone, so a jitted function that takes one as
 a static argument compiles once for equal configs (two runs of one config in one process share
