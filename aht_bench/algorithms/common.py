@@ -184,6 +184,18 @@ def teammate_networks(config: Any, method: str, teammate_heads: int) -> Teammate
     )
 
 
+def params_shape(network: Any) -> Any:
+    """The params `network.init` gives, as ShapeDtypeStructs, without computing them (what one
+    slot of a buffer holds)."""
+    return jax.eval_shape(network.init, jax.random.PRNGKey(0))
+
+
+def slot_structs(params: Any, slots: int) -> Any:
+    """`params`' ShapeDtypeStructs with a leading axis of `slots`: a buffer's structure, for a
+    `SampledTeammate` built before its members exist (it compares structures only)."""
+    return jax.tree.map(lambda x: jax.ShapeDtypeStruct((slots,) + x.shape, x.dtype), params)
+
+
 def update_teammate_and_best_response(
     nets: TeammateNetworks,
     carry: Any,

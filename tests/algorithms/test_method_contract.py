@@ -14,12 +14,14 @@ parametrised over all of them (issue 31, step 5):
 """
 
 import dataclasses
+import functools
 import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jax
 import numpy as np
 import pytest
 
@@ -119,6 +121,30 @@ def _tensors(folder: Path) -> dict[str, dict[str, np.ndarray]]:
     from safetensors.numpy import load_file
 
     return {p.name: load_file(str(p)) for p in sorted(folder.glob("*.safetensors"))}
+
+
+@pytest.mark.parametrize(
+    "method", [m for m in METHODS if isinstance(runs.ALGORITHMS[m].loop, runs.IterationLoop)]
+)
+def test_a_setup_is_its_config_to_jit(method):
+    """Two setups of equal configs are equal and hash alike, so a function jitted with a setup
+    as a static argument traces once for both (runs of one config share compiled programs); a
+    setup of another config is another static argument."""
+    algo = runs.ALGORITHMS[method]
+    config = algo.config(_spec(method, overrides=smoke.pairs(method)))
+    first, second = algo.loop.method.setup(config), algo.loop.method.setup(config)
+    assert first is not second and first == second and hash(first) == hash(second)
+    other = dataclasses.replace(config, shaped_reward_coef=config.shaped_reward_coef + 1.0)
+    assert algo.loop.method.setup(other) != first
+    traces = []
+
+    @functools.partial(jax.jit, static_argnames="setup")
+    def add(x, setup):
+        traces.append(setup)
+        return x + setup.config.shaped_reward_coef
+
+    add(1.0, first), add(1.0, second), add(1.0, algo.loop.method.setup(other))
+    assert len(traces) == 2
 
 
 @pytest.mark.slow  # compiles each method once (about 1-4 minutes each on two CPU cores)

@@ -21,7 +21,7 @@ from aht_bench.algorithms.cole.config import (
     MAX_POPULATION,
     ColeConfig,
 )
-from aht_bench.algorithms.common import two_player_env
+from aht_bench.algorithms.common import params_shape, slot_structs, two_player_env
 from aht_bench.policies.core import Params
 from aht_bench.policies.networks import MLPActorCritic
 from aht_bench.policies.population import Population
@@ -141,12 +141,8 @@ def setup(config: ColeConfig) -> MethodSetup:
     of a member (`param_shapes`) and a member's optimiser."""
     env = two_player_env(config, "COLE")
     net = MLPActorCritic(env.obs_dim, env.num_actions, num_value_heads=1, hidden=config.hidden)
-    shapes = jax.eval_shape(net.init, jax.random.PRNGKey(0))
-    # Only the structure of the population matters here (SampledTeammate compares structures).
-    slots = jax.tree.map(
-        lambda x: jax.ShapeDtypeStruct((config.population_size,) + x.shape, x.dtype), shapes
-    )
-    partner = SampledTeammate(Population(net, slots))
+    shapes = params_shape(net)
+    partner = SampledTeammate(Population(net, slot_structs(shapes, config.population_size)))
     coef = config.shaped_reward_coef
     pairings = Pairings(
         seat0=Pairing((net, partner), (0,), (0, 1), coef),

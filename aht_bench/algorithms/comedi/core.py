@@ -27,6 +27,7 @@ from aht_bench.algorithms.comedi.config import (
 )
 from aht_bench.algorithms.common import (
     TeammateNetworks,
+    params_shape,
     teammate_networks,
     update_teammate_and_best_response,
 )
@@ -91,8 +92,7 @@ def setup(config: CoMeDiConfig) -> MethodSetup:
     """What a CoMeDi run of `config` derives from it: the env, `Networks`, `Pairings`, the
     params of a teammate and of a BR (`param_shapes`) and a generation iteration's optimiser."""
     nets = teammate_networks(config, "CoMeDi", config.population_size)
-    key = jax.random.PRNGKey(0)
-    shapes = (jax.eval_shape(nets.teammate.init, key), jax.eval_shape(nets.best_response.init, key))
+    shapes = (params_shape(nets.teammate), params_shape(nets.best_response))
     seats = (PARTNER_SEAT, TEAMMATE_SEAT)
     coef = config.shaped_reward_coef
     pairings = Pairings(

@@ -16,7 +16,7 @@ import numpy as np
 
 from aht_bench.algorithms import ego, ippo, two_stage
 from aht_bench.algorithms.api import MethodSetup, buffer_population
-from aht_bench.algorithms.common import two_player_env
+from aht_bench.algorithms.common import params_shape, two_player_env
 from aht_bench.algorithms.fcp.config import (
     FCPConfig,
 )
@@ -45,8 +45,7 @@ def setup(config: FCPConfig) -> MethodSetup:
     and its ego stage derive theirs from `config.ippo_config` and `config.ego_config`."""
     env = two_player_env(config, "FCP")
     nets = Networks(teammate=ippo.network(config.ippo_config), ego=ego.network(config.ego_config))
-    shapes = jax.eval_shape(nets.teammate.init, jax.random.PRNGKey(0))
-    return MethodSetup(config, env, nets, param_shapes=shapes)
+    return MethodSetup(config, env, nets, param_shapes=params_shape(nets.teammate))
 
 
 # ---------------------------------------------------------------------------------------- state

@@ -17,6 +17,8 @@ from aht_bench.algorithms import fixed_partner
 from aht_bench.algorithms.api import MethodSetup, buffer_population, fresh_params
 from aht_bench.algorithms.common import (
     TeammateNetworks,
+    params_shape,
+    slot_structs,
     teammate_networks,
     update_teammate_and_best_response,
 )
@@ -63,16 +65,11 @@ def setup(config: RotateConfig) -> MethodSetup:
     """What a ROTATE run of `config` derives from it: the env, `Networks`, `Pairings`, the
     params of a teammate and of a BR (`param_shapes`) and the teammate phase's optimiser."""
     nets = teammate_networks(config, "ROTATE", 1 if config.variant == "minimax" else 2)
-    key = jax.random.PRNGKey(0)
-    shapes = (jax.eval_shape(nets.teammate.init, key), jax.eval_shape(nets.best_response.init, key))
+    shapes = (params_shape(nets.teammate), params_shape(nets.best_response))
     seats = (config.ego_seat, 1 - config.ego_seat)
     coef = config.shaped_reward_coef
-    # Only the structure of the buffer matters here (SampledTeammate compares structures).
-    slots = jax.tree.map(
-        lambda x: jax.ShapeDtypeStruct((config.iterations,) + x.shape, x.dtype), shapes[0]
-    )
     mixed = MixedPartner(nets.ego, nets.best_response)
-    drawn = SampledTeammate(Population(nets.teammate, slots))
+    drawn = SampledTeammate(Population(nets.teammate, slot_structs(shapes[0], config.iterations)))
     pairings = Pairings(
         sp=Pairing((nets.best_response, nets.teammate), (1, 0), seats, coef),
         xp=Pairing((nets.ego, nets.teammate), (1,), seats, coef),
