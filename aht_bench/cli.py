@@ -30,11 +30,14 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from aht_bench import __version__
+
+if TYPE_CHECKING:
+    from aht_bench.envs import Task
 
 EXIT_OK = 0
 EXIT_INTERNAL = 1
@@ -69,16 +72,19 @@ Exit codes:
 
 
 class _TaskType(click.ParamType):
-    """A task id or alias, resolved (with a "did you mean") before any work starts."""
+    """A task id or alias, resolved once (with a "did you mean") before any work starts, into
+    the `aht_bench.envs.Task` the command passes down."""
 
     name = "task"
 
     def convert(self, value, param, ctx):
-        from aht_bench.envs.registry import UnknownTaskError, resolve
+        from aht_bench import envs
 
+        if isinstance(value, envs.Task):  # a default, or a value click converts twice
+            return value
         try:
-            return resolve(value)
-        except UnknownTaskError as e:
+            return envs.task(value)
+        except envs.UnknownTaskError as e:
             self.fail(str(e), param, ctx)
 
 
@@ -160,7 +166,7 @@ def tasks(as_json: bool) -> None:
 
 
 @main.command()
-@click.option("--task", "task_id", type=TASK, default=None, help="Task id or alias: a new episode.")
+@click.option("--task", "task", type=TASK, default=None, help="Task id or alias: a new episode.")
 @click.option(
     "--replay",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -185,7 +191,7 @@ def tasks(as_json: bool) -> None:
 )
 @click.option("--fps", type=click.FloatRange(min=0.5, max=60), default=8.0, show_default=True)
 def render(
-    task_id: str | None, replay: Path | None, out: Path, seed: int, policy: str, fps: float
+    task: Task | None, replay: Path | None, out: Path, seed: int, policy: str, fps: float
 ) -> None:
     """Play one episode and save it as a GIF; prints the episode's base return. With --replay,
     draw a replay file's episodes: a viewer page (.html) or the first episode as a GIF.
@@ -194,7 +200,7 @@ def render(
     aht-bench render --task cramped_room --out episode.gif
     aht-bench render --replay human_data/episode-0001.json --out episode.html
     """
-    if (task_id is None) == (replay is None):
+    if (task is None) == (replay is None):
         raise click.UsageError("give --task (a new episode) or --replay FILE (a saved one)")
     suffixes = (".gif", ".html") if replay is not None else (".gif",)
     if out.suffix.lower() not in suffixes:
@@ -202,11 +208,10 @@ def render(
     if replay is not None:
         _render_replay(replay, out, fps)
         return
-    from aht_bench import envs
     from aht_bench.envs.render import record_episode, render_frame, save_gif
 
-    assert task_id is not None
-    env = envs.make(task_id)
+    assert task is not None
+    env = task.env
     start = time.perf_counter()
     episode = record_episode(env, seed=seed, policy=policy)
     from tqdm import tqdm
@@ -218,7 +223,7 @@ def render(
     save_gif(frames, out, fps=fps)
     end = "terminated" if episode.terminated else "reached the horizon"
     click.echo(
-        f"{task_id}: {len(episode.actions)} steps ({end}), {policy} agents, seed {seed}\n"
+        f"{task.id}: {len(episode.actions)} steps ({end}), {policy} agents, seed {seed}\n"
         f"base return per agent: {', '.join(f'{r:g}' for r in episode.base_return)}\n"
         f"shaped return per agent: {', '.join(f'{r:g}' for r in episode.shaped_return)}\n"
         f"wrote {out} in {time.perf_counter() - start:.1f}s"
@@ -228,11 +233,11 @@ def render(
 def _render_replay(path: Path, out: Path, fps: float) -> None:
     """`render --replay`: the episodes of the replay file `path` as a viewer page, or the first
     as a GIF; a file that is not a replay, or does not reproduce its return, is a usage error."""
+    from aht_bench import envs
     from aht_bench.envs.registry import UnknownTaskError
     from aht_bench.envs.render import render_frame, save_gif
     from aht_bench.evaluation.replay import ReplayError, read_replays
     from aht_bench.evaluation.replay import replay as replay_episode
-    from aht_bench.evaluation.rollout import task_env
     from aht_bench.evaluation.viewer import write_viewer
 
     start = time.perf_counter()
@@ -245,7 +250,7 @@ def _render_replay(path: Path, out: Path, fps: float) -> None:
             what = f"{len(replays)} episode(s)"
         else:
             first = replays[0]
-            env = task_env(first["task_id"])
+            env = envs.task(first["task_id"]).env
             save_gif([render_frame(env, s) for s in replay_episode(first).states], out, fps=fps)
             what = f"episode {first['episode']} of {first['member']}, return {first['return']:g}"
     except (ReplayError, UnknownTaskError) as e:
@@ -254,15 +259,15 @@ def _render_replay(path: Path, out: Path, fps: float) -> None:
     click.echo(f"wrote {out} ({what}) in {time.perf_counter() - start:.1f}s")
 
 
-def _teammate(task_id: str, name: str) -> tuple[Any, Any]:
-    """(policy, params) of the teammate `name` for `task_id` (`resolve_teammate`: random, a
+def _teammate(task: Task, name: str) -> tuple[Any, Any]:
+    """(policy, params) of the teammate `name` for `task` (`resolve_teammate`: random, a
     heuristic or heldout:<version>:<member>); a bad name is a usage error, a set that fails
     its integrity check exit 5."""
     from aht_bench.evaluation.sets import TeammateSetIntegrityError
     from aht_bench.evaluation.teammates import resolve_teammate
 
     try:
-        return resolve_teammate(task_id, name)
+        return resolve_teammate(task, name)
     except TeammateSetIntegrityError as e:
         click.echo(f"error: teammate set integrity check failed: {e}", err=True)
         raise click.exceptions.Exit(EXIT_TEAMMATE_INTEGRITY) from None
@@ -292,7 +297,7 @@ def _agent_failed(error: Exception, code: int, debug: bool) -> click.exceptions.
 
 @main.command("check-agent", epilog=EXIT_CODES_HELP)
 @click.argument("agent", type=click.Path(path_type=Path))
-@click.option("--task", "task_id", type=TASK, required=True, help="Task id or alias.")
+@click.option("--task", "task", type=TASK, required=True, help="Task id or alias.")
 @click.option("--seat", type=click.IntRange(min=0), default=0, show_default=True, help="Ego seat.")
 @click.option("--episodes", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option(
@@ -347,7 +352,7 @@ def _agent_failed(error: Exception, code: int, debug: bool) -> click.exceptions.
 @click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
 def check_agent(
     agent: Path,
-    task_id: str,
+    task: Task,
     seat: int,
     episodes: int,
     steps: int | None,
@@ -375,16 +380,15 @@ def check_agent(
     except AgentLoadError as e:
         raise click.BadParameter(str(e), param_hint="AGENT") from None
     from aht_bench.adapters.gym import EgoEnv
-    from aht_bench.envs.compiled import compiled_task
     from aht_bench.evaluation.gym_runner import play_agent_file
 
-    num_agents = compiled_task(task_id).env.num_agents
+    num_agents = task.env.num_agents
     if seat >= num_agents:
         raise click.BadParameter(
-            f"{task_id} has {num_agents} seats; pass --seat in [0, {num_agents})",
+            f"{task.id} has {num_agents} seats; pass --seat in [0, {num_agents})",
             param_hint="--seat",
         )
-    partner, partner_params = _teammate(task_id, teammate)
+    partner, partner_params = _teammate(task, teammate)
     limits = {
         "load_timeout": load_timeout,
         "step_timeout": step_timeout,
@@ -393,7 +397,7 @@ def check_agent(
         "sandbox": not no_sandbox,
     }
     try:
-        env = EgoEnv(task_id, teammate=partner, teammate_params=partner_params, seat=seat)
+        env = EgoEnv(task, teammate=partner, teammate_params=partner_params, seat=seat)
         returns = play_agent_file(
             env, path, episodes, steps, seed, None if no_isolate else limits, echo=click.echo
         )
@@ -410,7 +414,7 @@ def check_agent(
         raise _internal_error(e, debug) from None
     click.echo(
         f"mean base return {sum(returns) / len(returns):g} over {episodes} episode(s) of "
-        f"{task_id}, seat {seat}, teammate {teammate}"
+        f"{task.id}, seat {seat}, teammate {teammate}"
     )
     click.echo(f"agent OK: {path.name}")
 
@@ -504,7 +508,7 @@ def _shard_seeds(devices: int, num_seeds: int, group: int | None) -> None:
 
 @main.command(epilog=TRAIN_EXIT_CODES_HELP)
 @click.argument("algorithm", type=click.Choice(TRAINABLE))
-@click.option("--task", "task_id", type=TASK, default=None, help="Task id or alias.")
+@click.option("--task", "task", type=TASK, default=None, help="Task id or alias.")
 @click.option(
     "--preset",
     type=click.Choice(["quick", "paper", "sabotage"]),
@@ -576,7 +580,7 @@ def _shard_seeds(devices: int, num_seeds: int, group: int | None) -> None:
 @click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
 def train(
     algorithm: str,
-    task_id: str | None,
+    task: Task | None,
     preset: str | None,
     num_seeds: int | None,
     seed: int | None,
@@ -609,7 +613,7 @@ def train(
 
     pairs = _override_pairs(overrides)
     given = {
-        "task_id": task_id,
+        "task_id": None if task is None else task.id,
         "preset": preset,
         "num_seeds": num_seeds,
         "seed": seed,
@@ -752,15 +756,16 @@ def _newest_set(task_id: str) -> str:
     return newest_version(task_id) or "v1"
 
 
-def _evaluation_tasks(task: str, teammates: str | None, agent: Path) -> list[str]:
-    """The task ids `--task` names: one, or for "all" every task with the set `teammates`
-    (None: any published heldout version) that the agent's TASKS (if literal) supports."""
+def _evaluation_tasks(task: str, teammates: str | None, agent: Path) -> list[Task]:
+    """The tasks `--task` names, each resolved once: one, or for "all" every task with the set
+    `teammates` (None: any published heldout version) that the agent's TASKS (if literal)
+    supports."""
     from aht_bench import envs
     from aht_bench.evaluation.sets import available_sets, published_versions, tasks_with_sets
 
     if task != "all":
         try:
-            return [envs.resolve(task)]
+            return [envs.task(task)]
         except envs.UnknownTaskError as e:
             raise click.BadParameter(str(e), param_hint="--task") from None
     wanted = f"a teammate set {teammates!r}"
@@ -773,7 +778,9 @@ def _evaluation_tasks(task: str, teammates: str | None, agent: Path) -> list[str
         folder = Path(teammates)
         folder = folder.parent if folder.suffix == ".json" else folder
         try:
-            return [str(json.loads((folder / "manifest.json").read_text())["task_id"])]
+            return [envs.task(str(json.loads((folder / "manifest.json").read_text())["task_id"]))]
+        except envs.UnknownTaskError as e:
+            raise click.BadParameter(f"{teammates}: {e}", param_hint="--teammates") from None
         except (OSError, ValueError, KeyError):
             raise click.BadParameter(
                 f"{teammates} is not a teammate set folder (no readable manifest.json)",
@@ -788,9 +795,9 @@ def _evaluation_tasks(task: str, teammates: str | None, agent: Path) -> list[str
         )
     declared = _literal_tasks(agent)
     if declared is None:
-        return with_sets
-    names = {envs.resolve(t) for t in declared if _resolves(t)}
-    chosen = [t for t in with_sets if t in names]
+        return [envs.Task(t) for t in with_sets]
+    names = {envs.task(t).id for t in declared if _resolves(t)}
+    chosen = [envs.Task(t) for t in with_sets if t in names]
     if not chosen:
         raise click.BadParameter(
             f"{agent.name} supports only {', '.join(declared)} (its TASKS), and none of them "
@@ -969,7 +976,7 @@ def evaluate(
     aht-bench evaluate my_agent.py --task all --out results/my_agent/
     aht-bench evaluate run/policies/final/seed{0,1,2}-ego.safetensors --task lbf
     """
-    paths, task_ids, versions, several, isolation = _evaluate_options(
+    paths, tasks, versions, several, isolation = _evaluate_options(
         agent, task, teammates, out, isolate, no_sandbox, in_process
     )
     if no_viewer and not replays:
@@ -981,7 +988,7 @@ def evaluate(
         "echo_output": agent_output,
         "memory_limit": int(memory_limit * 1024**3),
     }
-    for task_id in task_ids:
+    for one_task in tasks:
         bar = _Progress(not no_progress, "playing")
         folder: Path | None = None
         with _evaluation_errors(bar, debug):
@@ -992,8 +999,8 @@ def evaluate(
 
             sink = ReplaySink(min(replays, episodes)) if replays else None
 
-            eval_set = load_set(task_id, versions[task_id])
-            _announce(paths, task_id, eval_set, episodes, seed)
+            eval_set = load_set(one_task, versions[one_task])
+            _announce(paths, one_task.id, eval_set, episodes, seed)
             record = evaluate_agent_files(
                 paths,
                 eval_set,
@@ -1008,7 +1015,7 @@ def evaluate(
                 replays=sink,
             )
             bar.close()
-            target = _result_paths(out, paths[0], task_id, several, len(paths))
+            target = _result_paths(out, paths[0], one_task.id, several, len(paths))
             rec.write_record(target, record)
             if not no_plot:
                 from aht_bench.evaluation.plots import plot_result
@@ -1054,8 +1061,8 @@ def _evaluate_options(
     isolate: bool,
     no_sandbox: bool,
     in_process: bool,
-) -> tuple[list[Path], list[str], dict[str, str], bool, str]:
-    """`evaluate`'s options checked together: the agent files, the task ids, the teammate set
+) -> tuple[list[Path], list[Task], dict[Task, str], bool, str]:
+    """`evaluate`'s options checked together: the agent files, the tasks, the teammate set
     of each, whether there are several (`--task all`) and how the agent runs; a
     `click.BadParameter` naming the option."""
     from aht_bench.evaluation.evaluate import SeedFilesError, check_seed_files
@@ -1072,8 +1079,8 @@ def _evaluate_options(
             "are evaluated together on one task; pass --task T (once per task)",
             param_hint="--task",
         )
-    task_ids = _evaluation_tasks(task, teammates, paths[0])
-    versions = {t: teammates or _newest_set(t) for t in task_ids}
+    tasks = _evaluation_tasks(task, teammates, paths[0])
+    versions = {t: teammates or _newest_set(t.id) for t in tasks}
     several = task == "all"
     if out is not None and not several and out.suffix.lower() != ".json":
         raise click.BadParameter(f"{out} must end in .json", param_hint="--out")
@@ -1089,7 +1096,7 @@ def _evaluate_options(
             param_hint="--in-process",
         )
     isolation = "in-process" if in_process else "process" if no_sandbox else "sandbox"
-    return paths, task_ids, versions, several, isolation
+    return paths, tasks, versions, several, isolation
 
 
 def _announce(paths: list[Path], task_id: str, eval_set: Any, episodes: int, seed: int) -> None:
@@ -1218,7 +1225,7 @@ def devset() -> None:
 
 
 @devset.command("build")
-@click.option("--task", "task_id", type=TASK, required=True, help="Task id or alias.")
+@click.option("--task", "task", type=TASK, required=True, help="Task id or alias.")
 @click.option(
     "--br-timesteps",
     type=click.IntRange(min=1),
@@ -1231,24 +1238,24 @@ def devset() -> None:
     default=None,
     help="Set folder (default: heldout/<task_id>/dev, replaced when the build succeeds).",
 )
-def devset_build(task_id: str, br_timesteps: int | None, out: Path | None) -> None:
+def devset_build(task: Task, br_timesteps: int | None, out: Path | None) -> None:
     """Rebuild the development set of a task: train the best responses, evaluate every
     partner with every member, write the manifest with bounds and provenance."""
     from aht_bench.heldout import devset as ds
 
     try:
-        ds.recipe(task_id)
+        ds.recipe(task)
     except ValueError as e:
         raise click.BadParameter(str(e), param_hint="--task") from None
     try:
-        ds.build(task_id, out, br_timesteps=br_timesteps, log=click.echo)
+        ds.build(task, out, br_timesteps=br_timesteps, log=click.echo)
     except KeyboardInterrupt:
         click.echo("interrupted; the previous set is untouched", err=True)
         raise click.exceptions.Exit(EXIT_SIGINT) from None
 
 
 @devset.command("show")
-@click.option("--task", "task_id", type=TASK, required=True, help="Task id or alias.")
+@click.option("--task", "task", type=TASK, required=True, help="Task id or alias.")
 @click.option("--teammates", default="dev", show_default=True, help="Set version or folder.")
 @click.option(
     "--plot",
@@ -1256,9 +1263,9 @@ def devset_build(task_id: str, br_timesteps: int | None, out: Path | None) -> No
     default=None,
     help="Draw the partner x member return matrix as a heatmap (.png).",
 )
-def devset_show(task_id: str, teammates: str, plot: Path | None) -> None:
+def devset_show(task: Task, teammates: str, plot: Path | None) -> None:
     """Verify a teammate set and print its members, bounds and who set them."""
-    eval_set = _verified_set(task_id, teammates, "--teammates")
+    eval_set = _verified_set(task, teammates, "--teammates")
     manifest = eval_set.manifest or {}
     click.echo(f"{eval_set.set_id} (manifest sha256 {eval_set.manifest_sha256}): verified")
     if manifest.get("status"):
@@ -1286,13 +1293,13 @@ def devset_show(task_id: str, teammates: str, plot: Path | None) -> None:
         click.echo(f"wrote {plot}")
 
 
-def _verified_set(task_id: str, name: str, param_hint: str) -> Any:
-    """The teammate set `name` of `task_id`, verified; exit 5 on an integrity failure, a usage
+def _verified_set(task: Task, name: str, param_hint: str) -> Any:
+    """The teammate set `name` of `task`, verified; exit 5 on an integrity failure, a usage
     error naming `param_hint` when there is no such set."""
     from aht_bench.evaluation.sets import TeammateSetError, TeammateSetIntegrityError, load_set
 
     try:
-        return load_set(task_id, name)
+        return load_set(task, name)
     except TeammateSetIntegrityError as e:
         click.echo(f"error: teammate set integrity check failed: {e}", err=True)
         raise click.exceptions.Exit(EXIT_TEAMMATE_INTEGRITY) from None
@@ -1306,7 +1313,7 @@ def heldout() -> None:
 
 
 @heldout.command("build")
-@click.option("--task", "task_id", type=TASK, required=True, help="Task id or alias.")
+@click.option("--task", "task", type=TASK, required=True, help="Task id or alias.")
 @click.option(
     "--version",
     default="v1",
@@ -1350,7 +1357,7 @@ def heldout() -> None:
 )
 @click.option("--list-units", is_flag=True, help="Print the recipe's IPPO and BRDiv units.")
 def heldout_build(
-    task_id: str,
+    task: Task,
     version: str,
     out: Path | None,
     work: Path | None,
@@ -1371,11 +1378,11 @@ def heldout_build(
             if version.startswith("human-proxy-"):
                 raise click.UsageError("--unit and --list-units are for v1/v2 builds only")
             if list_units:
-                for name in hb.units(task_id, version):
+                for name in hb.units(task, version):
                     click.echo(name)
                 return
             assert unit is not None
-            hb.train_unit(task_id, version, unit, work=work, log=click.echo)
+            hb.train_unit(task, version, unit, work=work, log=click.echo)
             return
         from aht_bench.heldout import played
 
@@ -1385,14 +1392,14 @@ def heldout_build(
                 "from played episodes), and such a version needs it"
             )
         if episodes_dir is not None:
-            folder = played.build(task_id, episodes_dir, out, version=version, log=click.echo)
+            folder = played.build(task, episodes_dir, out, version=version, log=click.echo)
         elif version.startswith("human-proxy-"):
             from aht_bench.heldout import human
 
-            folder = human.build(task_id, out, version=version, data_dir=data_dir, log=click.echo)
+            folder = human.build(task, out, version=version, data_dir=data_dir, log=click.echo)
         else:
-            hb.recipe(task_id, version)
-            folder = hb.build(task_id, version, out=out, work=work, log=click.echo)
+            hb.recipe(task, version)
+            folder = hb.build(task, version, out=out, work=work, log=click.echo)
     except (hb.HeldoutBuildError, ValueError) as e:  # incl. human.HumanDataError, bad tasks
         raise click.UsageError(str(e)) from None
     except KeyboardInterrupt:
@@ -1406,7 +1413,7 @@ def heldout_build(
         click.echo(
             "to publish it, pin its lock: add this line to PINNED in "
             "aht_bench/evaluation/pins.py (until then it loads as a development set)\n"
-            + pin_line(task_id, version, read_lock_file(ho.lock_path(folder)))
+            + pin_line(task.id, version, read_lock_file(ho.lock_path(folder)))
         )
 
 
@@ -1475,14 +1482,14 @@ def heldout_where() -> None:
 
 
 @heldout.command("show")
-@click.option("--task", "task_id", type=TASK, required=True, help="Task id or alias.")
+@click.option("--task", "task", type=TASK, required=True, help="Task id or alias.")
 @click.option("--version", default="v1", show_default=True, help="Set version or folder.")
 @click.option(
     "--json", "as_json", is_flag=True, help="The verified set's manifest, as JSON, with its sha256."
 )
-def heldout_show(task_id: str, version: str, as_json: bool) -> None:
+def heldout_show(task: Task, version: str, as_json: bool) -> None:
     """Verify one set and print its members, kinds, bounds and who set them."""
-    eval_set = _verified_set(task_id, version, "--version")
+    eval_set = _verified_set(task, version, "--version")
     manifest = eval_set.manifest or {}
     if as_json:
         out = {"set_id": eval_set.set_id, "manifest_sha256": eval_set.manifest_sha256,
@@ -1530,7 +1537,7 @@ def heldout_verify() -> None:
 
 
 @heldout.command("xp")
-@click.option("--task", "task_id", type=TASK, required=True, help="Task id or alias.")
+@click.option("--task", "task", type=TASK, required=True, help="Task id or alias.")
 @click.option("--version", default="v1", show_default=True, help="Set version or folder.")
 @click.option(
     "--plot",
@@ -1538,10 +1545,10 @@ def heldout_verify() -> None:
     default=None,
     help="Also draw the matrix as a heatmap (.png).",
 )
-def heldout_xp(task_id: str, version: str, plot: Path | None) -> None:
+def heldout_xp(task: Task, version: str, plot: Path | None) -> None:
     """The best-response cross-play matrix of a set (row: a member's best response, column: a
     member), with its diagonal and off-diagonal means."""
-    eval_set = _verified_set(task_id, version, "--version")
+    eval_set = _verified_set(task, version, "--version")
     xp = (eval_set.manifest or {}).get("cross_play")
     if not xp:
         raise click.UsageError(f"{eval_set.set_id} has no best-response cross-play matrix")

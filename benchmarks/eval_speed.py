@@ -51,7 +51,12 @@ def _members(task_id: str, size: int) -> TeammateSet:
 
 def _eval_set(task_id: str, mates: TeammateSet, seatings) -> EvaluationSet:
     return EvaluationSet(
-        "bench", task_id, mates, np.zeros(mates.size), np.full(mates.size, 100.0), seatings
+        "bench",
+        envs.Task(task_id),
+        mates,
+        np.zeros(mates.size),
+        np.full(mates.size, 100.0),
+        seatings,
     )
 
 

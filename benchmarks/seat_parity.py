@@ -32,7 +32,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from aht_bench.evaluation.rollout import hashable_set, play, task_env
+from aht_bench import envs
+from aht_bench.evaluation.rollout import hashable_set, play
 from aht_bench.policies import load_policy
 from aht_bench.policies.heuristics import make_heuristic
 
@@ -45,20 +46,20 @@ def ippo_agents(run: Path) -> list[tuple[str, Any]]:
     return [(f"{run.name}/{f.stem}", load_policy(f)) for f in files[:2]]
 
 
-def partner_list(task_id: str, spec: str) -> list[tuple[str, Any]]:
+def partner_list(task: envs.Task, spec: str) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     for item in filter(None, spec.split(",")):
         if Path(item).is_dir():
             out += ippo_agents(Path(item))
         else:
-            out.append((item, (make_heuristic(task_id, item), None)))
+            out.append((item, (make_heuristic(task, item), None)))
     return out
 
 
-def start_sides(task_id: str, seed: int, episodes: int) -> np.ndarray:
+def start_sides(task: envs.Task, seed: int, episodes: int) -> np.ndarray:
     """bool (episodes, 2): seat i starts in the left region in episode e, from the runner's
     reset keys (`fold_in(fold_in(PRNGKey(seed), e), 0)`)."""
-    env: Any = task_env(task_id)
+    env: Any = task.env
     base = jax.random.PRNGKey(seed)
     keys = jax.vmap(lambda e: jax.random.fold_in(jax.random.fold_in(base, e), 0))(
         np.arange(episodes)
@@ -70,12 +71,12 @@ def start_sides(task_id: str, seed: int, episodes: int) -> np.ndarray:
 
 
 def pair_returns(
-    task_id: str, agent: tuple[str, Any], partner: tuple[str, Any], episodes: int, seed: int
+    task: envs.Task, agent: tuple[str, Any], partner: tuple[str, Any], episodes: int, seed: int
 ) -> np.ndarray:
     """float32 (2, episodes): the agent's return with it in seat 0 / seat 1."""
     agents = hashable_set([agent[0]], [agent[1]])
     mates = hashable_set([partner[0]], [partner[1]])
-    return play(task_id, agents, 0, mates, 0, ((0,), (1,)), episodes, seed).returns
+    return play(task, agents, 0, mates, 0, ((0,), (1,)), episodes, seed).returns
 
 
 def summarise(returns: np.ndarray, sides: np.ndarray | None) -> dict[str, Any]:
@@ -108,15 +109,16 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
-    env: Any = task_env(args.task)
-    sides = start_sides(args.task, args.seed, args.episodes) if env.divided else None
-    result: dict[str, Any] = {"task_id": args.task, "episodes_per_seating": args.episodes}
+    task = envs.task(args.task)
+    env: Any = task.env
+    sides = start_sides(task, args.seed, args.episodes) if env.divided else None
+    result: dict[str, Any] = {"task_id": task.id, "episodes_per_seating": args.episodes}
     result["seed"] = args.seed
     if args.ippo:
         team = ippo_agents(args.ippo)
         rows = {}
         for k in (0, 1):
-            rets = pair_returns(args.task, team[k], team[1 - k], args.episodes, args.seed)
+            rets = pair_returns(task, team[k], team[1 - k], args.episodes, args.seed)
             rows[f"{team[k][0]} with {team[1 - k][0]}"] = summarise(rets, sides)
         mean0 = float(np.mean([r["seat0"] for r in rows.values()]))
         mean1 = float(np.mean([r["seat1"] for r in rows.values()]))
@@ -125,10 +127,10 @@ def main() -> None:
         if args.ego.is_file():
             ego = (args.ego.name, load_policy(args.ego))
         else:  # a heuristic's name, e.g. `random` for the floor
-            ego = (str(args.ego), (make_heuristic(args.task, str(args.ego)), None))
+            ego = (str(args.ego), (make_heuristic(task, str(args.ego)), None))
         rows = {}
-        for partner in partner_list(args.task, args.partners):
-            rets = pair_returns(args.task, ego, partner, args.episodes, args.seed)
+        for partner in partner_list(task, args.partners):
+            rets = pair_returns(task, ego, partner, args.episodes, args.seed)
             rows[partner[0]] = summarise(rets, sides)
         mean0 = float(np.mean([r["seat0"] for r in rows.values()]))
         mean1 = float(np.mean([r["seat1"] for r in rows.values()]))

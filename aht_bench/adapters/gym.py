@@ -12,7 +12,7 @@ or, after `import aht_bench.adapters.gym`,
 `EgoVectorEnv` as its `vector_entry_point` (`gymnasium.make_vec`).
 
 The JAX `reset`/`step` of a task are jitted once per task id and cached at module level
-(`aht_bench.envs.compiled.compiled_task`), so building many shells (vector envs, the
+(`aht_bench.envs.Task.compiled`), so building many shells (vector envs, the
 PettingZoo shell in `pz`) never recompiles. Every random draw, the JAX keys included, comes
 from the seed given to `reset`.
 
@@ -34,15 +34,10 @@ import jax
 import numpy as np
 from gymnasium import spaces
 
-from aht_bench.envs import tasks as _tasks  # noqa: F401  (registers every task)
-from aht_bench.envs.compiled import (
-    CompiledTask,
-    compiled_task,
-    host_action_mask,
-    to_host,
-)
+from aht_bench import envs
+from aht_bench.envs.compiled import CompiledTask, Task, host_action_mask, to_host
 from aht_bench.envs.core import Environment, EnvState
-from aht_bench.envs.registry import registered_horizon, registered_ids, resolve
+from aht_bench.envs.registry import registered_horizon, registered_ids
 
 REWARD_MODES = ("base", "shaped")
 GYMNASIUM_NAMESPACE = "aht_bench"
@@ -58,7 +53,7 @@ def is_policy(teammate: Any) -> bool:
     )
 
 
-def resolve_teammate_name(task_id: str, teammate: Any, teammate_params: Any) -> tuple[Any, Any]:
+def resolve_teammate_name(task: Task, teammate: Any, teammate_params: Any) -> tuple[Any, Any]:
     """`(teammate, params)` with a teammate given by name (a str) resolved into its policy and
     params (`aht_bench.evaluation.teammates`); anything else passes through unchanged."""
     if not isinstance(teammate, str):
@@ -70,7 +65,7 @@ def resolve_teammate_name(task_id: str, teammate: Any, teammate_params: Any) -> 
         )
     from aht_bench.evaluation.teammates import resolve_teammate  # names live above the shells
 
-    return resolve_teammate(task_id, teammate)
+    return resolve_teammate(task, teammate)
 
 
 def render_modes_of(env: Environment) -> list[str]:
@@ -279,7 +274,7 @@ class EgoEnv(TaskShell, gymnasium.Env):
 
     def __init__(
         self,
-        task: str,
+        task: str | Task,
         teammate: Teammate | Any | None = None,
         seat: int = 0,
         reward: str = "base",
@@ -287,13 +282,14 @@ class EgoEnv(TaskShell, gymnasium.Env):
         render_mode: str | None = None,
         teammate_params: Any = None,
     ):
-        if not isinstance(task, str):
-            raise TypeError(f"task must be a task id such as 'sabotage-v1', got {task!r}")
-        self._task = compiled_task(resolve(task))
+        if not isinstance(task, str | Task):
+            raise TypeError(f"task must be a task id such as 'sabotage-v1' or a Task, got {task!r}")
+        task = envs.task(task)
+        self._task = task.compiled
         env = self._task.env
         check_seat(env, seat)
         self.teammate_name = teammate if isinstance(teammate, str) else None
-        teammate, teammate_params = resolve_teammate_name(env.task_id, teammate, teammate_params)
+        teammate, teammate_params = resolve_teammate_name(task, teammate, teammate_params)
         if teammate is not None and not callable(teammate) and not is_policy(teammate):
             raise TypeError(
                 "teammate must be a policy (init_carry + act, see aht_bench.policies), a name "

@@ -28,6 +28,7 @@ import pettingzoo
 from gymnasium import logger, spaces
 from gymnasium.utils import seeding
 
+from aht_bench import envs
 from aht_bench.adapters.gym import (
     RENDER_FPS,
     FoldedSeats,
@@ -39,9 +40,8 @@ from aht_bench.adapters.gym import (
     render_modes_of,
     render_state,
 )
-from aht_bench.envs.compiled import HostTimeStep, compiled_task, host_action_mask, to_host
+from aht_bench.envs.compiled import HostTimeStep, Task, host_action_mask, to_host
 from aht_bench.envs.core import EnvState
-from aht_bench.envs.registry import resolve
 
 AgentID = str
 
@@ -79,15 +79,15 @@ class ParallelEnv(TaskShell, pettingzoo.ParallelEnv[AgentID, np.ndarray, int]):
 
     def __init__(
         self,
-        task: str,
+        task: str | Task,
         reward: str = "base",
         shaped_coef: float = 1.0,
         render_mode: str | None = None,
         teammates: Mapping[AgentID, Any] | None = None,
     ):
-        if not isinstance(task, str):
-            raise TypeError(f"task must be a task id such as 'lbf-v1', got {task!r}")
-        self._task = compiled_task(resolve(task))
+        if not isinstance(task, str | Task):
+            raise TypeError(f"task must be a task id such as 'lbf-v1' or a Task, got {task!r}")
+        self._task = envs.task(task).compiled
         env = self._task.env
         check_reward_mode(reward, shaped_coef)
         check_render_mode(env, render_mode)

@@ -53,6 +53,7 @@ from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
+from aht_bench import envs
 from aht_bench.adapters.gym import (
     RENDER_FPS,
     can_render,
@@ -65,9 +66,8 @@ from aht_bench.adapters.gym import (
     render_state,
     resolve_teammate_name,
 )
-from aht_bench.envs.compiled import compiled_task
+from aht_bench.envs.compiled import Task
 from aht_bench.envs.core import Environment, EnvState
-from aht_bench.envs.registry import resolve
 
 
 class UniformTeammate:
@@ -224,7 +224,7 @@ class EgoVectorEnv(gymnasium.vector.VectorEnv):
 
     def __init__(
         self,
-        task: str,
+        task: str | Task,
         num_envs: int = 1,
         teammate: Any = None,
         seat: int = 0,
@@ -234,9 +234,10 @@ class EgoVectorEnv(gymnasium.vector.VectorEnv):
         teammate_params: Any = None,
         max_episode_steps: int | None = None,
     ):
-        if not isinstance(task, str):
-            raise TypeError(f"task must be a task id such as 'lbf-v1', got {task!r}")
-        self._task = compiled_task(resolve(task))
+        if not isinstance(task, str | Task):
+            raise TypeError(f"task must be a task id such as 'lbf-v1' or a Task, got {task!r}")
+        task = envs.task(task)
+        self._task = task.compiled
         env = self._task.env
         if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral):
             raise TypeError(f"num_envs must be a positive int, got {num_envs!r}")
@@ -252,7 +253,7 @@ class EgoVectorEnv(gymnasium.vector.VectorEnv):
             )
         check_seat(env, seat)
         self.teammate_name = teammate if isinstance(teammate, str) else None
-        teammate, teammate_params = resolve_teammate_name(env.task_id, teammate, teammate_params)
+        teammate, teammate_params = resolve_teammate_name(task, teammate, teammate_params)
         if teammate is not None and not is_policy(teammate):
             raise TypeError(
                 "EgoVectorEnv runs the teammate inside a jitted step, so it must be a name "

@@ -50,6 +50,7 @@ from aht_bench.algorithms.common import (
     stack_seeds,
     stack_trees,
 )
+from aht_bench.envs import Task
 from aht_bench.envs.wrappers import AutoReset
 from aht_bench.policies.core import Params
 from aht_bench.policies.population import Population
@@ -230,9 +231,9 @@ class Method(Generic[C, S]):
     ego: Callable[[S], Params] = _ego_of
     """Where the ego's params are in a state (`state.ego` unless said otherwise)."""
 
-    def preset(self, name: str, task: str, **overrides: Any) -> C:
-        """The `name` config of the method on `task` (id or alias); keyword `overrides` replace
-        fields, and the result is validated like any config."""
+    def preset(self, name: str, task: str | Task, **overrides: Any) -> C:
+        """The `name` config of the method on `task` (a `Task`, or an id or alias); keyword
+        `overrides` replace fields, and the result is validated like any config."""
         return lookup_preset(self.name, self.presets, name, task, **overrides)
 
     def setup_of(self, config: C | MethodSetup) -> MethodSetup:

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple, TypeVar
 import jax
 import numpy as np
 
+from aht_bench.envs import Task
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.training.config import EGO_STAGE_FIELDS, PPOConfig
 from aht_bench.training.ppo import ppo_update
@@ -235,17 +236,22 @@ def check_choice(field: str, value: str, choices: tuple[str, ...]) -> None:
 
 
 def lookup_preset(
-    method: str, presets: Mapping[str, Mapping[str, C]], name: str, task: str, **overrides: Any
+    method: str,
+    presets: Mapping[str, Mapping[str, C]],
+    name: str,
+    task: str | Task,
+    **overrides: Any,
 ) -> C:
-    """`presets[name][task id of task]` with `overrides` replacing fields (validated like any
-    config); a KeyError that lists what exists if either is unknown."""
-    from aht_bench.envs.registry import resolve
+    """`presets[name][task id of task]` (`task`: a `Task`, or an id or alias) with `overrides`
+    replacing fields (validated like any config); a KeyError that lists what exists if either
+    is unknown."""
+    from aht_bench import envs
 
     if name not in presets:
         close = difflib.get_close_matches(name, list(presets), n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         raise KeyError(f"no {method} preset {name!r}.{hint} Known: {', '.join(presets)}")
-    task_id = resolve(task)
+    task_id = envs.task(task).id
     if task_id not in presets[name]:
         raise KeyError(
             f"the {name!r} {method} preset has no {task_id!r}; it covers "

@@ -4,15 +4,18 @@
     state, ts = env.reset(key)
     state, ts = env.step(key, state, actions)   # actions: int32[num_agents]
 
-See `core` for the contract, `wrappers.AutoReset` for auto-reset with a pluggable reset
-source, `state_io` for saving and loading states, `compiled` for the jitted per-task
-reset/step of host loops, and `render` for frames and GIFs. The Gymnasium and PettingZoo
-shells live above the policies, in `aht_bench.adapters`.
+`task(name)` resolves a task id or alias once into a `Task`, the object inner code is handed
+(its `env` built once per process). See `core` for the contract, `wrappers.AutoReset` for
+auto-reset with a pluggable reset source, `state_io` for saving and loading states,
+`compiled` for `Task` and the jitted per-task reset/step of host loops, and `render` for
+frames and GIFs. The Gymnasium and PettingZoo shells live above the policies, in
+`aht_bench.adapters`.
 
 May import aht_bench.envs only (its own modules, re-exported).
 """
 
 from aht_bench.envs import tasks as _tasks  # noqa: F401  (registers every task)
+from aht_bench.envs.compiled import Task, task
 from aht_bench.envs.core import Environment, EnvState, InvalidStateError, TimeStep
 from aht_bench.envs.registry import (
     UnknownTaskError,
@@ -33,6 +36,7 @@ __all__ = [
     "P0Starts",
     "StateFileError",
     "StoredStates",
+    "Task",
     "TimeStep",
     "UnknownTaskError",
     "aliases",
@@ -42,4 +46,5 @@ __all__ = [
     "registered_ids",
     "resolve",
     "save_states",
+    "task",
 ]

@@ -1,11 +1,16 @@
-"""Tasks compiled for a host loop: jitted `reset`/`step` per task id, cached at module level, and
-the host copies of what they return. The Gymnasium and PettingZoo shells
-(`aht_bench.adapters`), the agent-file checks and the evaluator's step-by-step runner all step
-a task through these, so building many of them never recompiles.
+"""A task resolved once (`Task`), and tasks compiled for a host loop: jitted `reset`/`step` per
+task id, cached at module level, and the host copies of what they return.
 
-    task = compiled_task("lbf-v1")
-    key, state, timestep = task.reset(np.uint32(0))
-    key, state, timestep = task.step(key, state, actions)   # actions int32 (num_agents,)
+A task name (an id or an alias) becomes a `Task` once, at the edge: the CLI's `--task`, or the
+first line of a public function that takes a name. Inner code is handed the `Task` and never
+resolves the name again; its `env` and `compiled` are built once per process and shared by every
+layer (the evaluator, the agent-file checks, the Gymnasium and PettingZoo shells), so building
+many of them never recompiles.
+
+    task = envs.task("lbf")                                 # UnknownTaskError here, or never
+    task.id                                                 # "lbf-v1"
+    key, state, timestep = task.compiled.reset(np.uint32(0))
+    key, state, timestep = task.compiled.step(key, state, actions)  # actions int32 (A,)
     host = to_host(timestep)                                # NumPy fields
 
 May import numpy, jax and aht_bench.envs (core, registry).
@@ -13,6 +18,7 @@ May import numpy, jax and aht_bench.envs (core, registry).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -21,7 +27,7 @@ import jax
 import numpy as np
 
 from aht_bench.envs.core import Environment, EnvState, TimeStep
-from aht_bench.envs.registry import make
+from aht_bench.envs.registry import describe, make, registered_horizon, registered_ids, resolve
 
 
 class CompiledTask(NamedTuple):
@@ -31,6 +37,53 @@ class CompiledTask(NamedTuple):
     reset: Callable[..., Any]  # (seed uint32 ()) -> (key, state, timestep)
     step: Callable[..., Any]  # (key, state, actions int32 (A,)) -> (key, state, timestep)
     action_mask: Callable[..., Any] | None  # (state) -> bool (A, num_actions); None: no mask
+
+
+@dataclasses.dataclass(frozen=True)
+class Task:
+    """A registered task, resolved once (`task(name)` makes one from an id or an alias). It
+    compares and hashes as its id, so it can be a static argument of a jitted function."""
+
+    id: str
+    """The registered id, e.g. "overcooked-forced_coord-v2" (never an alias)."""
+
+    def __post_init__(self) -> None:
+        if self.id not in registered_ids():
+            raise ValueError(
+                f"{self.id!r} is not a registered task id; `aht_bench.envs.task(name)` turns an "
+                "id or an alias into a Task"
+            )
+
+    @property
+    def compiled(self) -> CompiledTask:
+        """The environment with its jitted host-loop functions, built once per process (eager
+        even when first asked for inside a jit trace: its arrays are constants, not tracers)."""
+        with jax.ensure_compile_time_eval():
+            return compiled_task(self.id)
+
+    @property
+    def env(self) -> Environment:
+        """The environment object every layer shares (jit's caches are keyed on it)."""
+        return self.compiled.env
+
+    @property
+    def horizon(self) -> int | None:
+        """The episode length the task was registered with, known without building it."""
+        return registered_horizon(self.id)
+
+    @property
+    def description(self) -> str:
+        """One line about the task (`aht-bench tasks`)."""
+        return describe(self.id)
+
+    def __str__(self) -> str:
+        return self.id
+
+
+def task(name: str | Task) -> Task:
+    """The `Task` that `name` (a registered id or an alias) means; a `Task` is returned as it is.
+    Raises `UnknownTaskError` with a suggestion for a name that is neither."""
+    return name if isinstance(name, Task) else Task(resolve(name))
 
 
 @functools.cache

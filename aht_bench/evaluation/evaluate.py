@@ -3,7 +3,7 @@
     record = evaluate_agent_file("my_agent.py", load_set("forced_coord", "dev"))
     record = evaluate_agent_files(["seed0.safetensors", "seed1.safetensors"], eval_set)  # seeds
     record = evaluate_policy(policy, params, eval_set, name="my policy")     # a JAX policy
-    matrix = cross_play(task_id, rows, cols, seatings, num_episodes=64, seed=0)
+    matrix = cross_play(task, rows, cols, seatings, num_episodes=64, seed=0)
 
 An agent file's Python runs where `isolation` says: "sandbox" (the default: a child process
 inside bubblewrap, `aht_bench.policies.sandbox`, with time, memory and output limits), "process"
@@ -45,6 +45,8 @@ from typing import Any
 
 import numpy as np
 
+from aht_bench import envs
+from aht_bench.envs import Task
 from aht_bench.evaluation import rollout, scores
 from aht_bench.evaluation.gym_runner import play_python
 from aht_bench.evaluation.record import (
@@ -107,7 +109,7 @@ def _play_jax(
 ) -> np.ndarray:
     """(members, seatings, episodes) returns of a JAX policy; out-of-range actions raise.
     `sink` receives the joint actions of its first episodes (replays)."""
-    env = rollout.task_env(eval_set.task_id)
+    env = eval_set.task.env
     try:
         rollout.check_policy_traces(policy, params, env.obs_dim)
     except Exception as e:  # the user's policy fails when vmapped: say so, no JAX traceback
@@ -126,7 +128,7 @@ def _play_jax(
             label = "compiling and playing" if m == 0 else "playing"
             progress(m, mates.size, f"{label} {mates.names[m]}")
         played = rollout.play(
-            eval_set.task_id,
+            eval_set.task,
             agent,
             0,
             mates,
@@ -504,13 +506,13 @@ def _play_agent_file(
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """(returns (members, seatings, episodes), {"kind", "runner", "isolation"}) of the agent
     file `p`; see the module docstring."""
-    task_id = eval_set.task_id
+    task = eval_set.task
     first_seat = eval_set.seatings[0][0]
     specs: dict[int, Any] = {}
 
     def spec(seat: int) -> Any:
         if seat not in specs:
-            specs[seat] = task_spec(task_id, seat)
+            specs[seat] = task_spec(task, seat)
         return specs[seat]
 
     total_steps = _total_steps(eval_set, num_episodes)
@@ -518,7 +520,7 @@ def _play_agent_file(
     if p.suffix == POLICY_SUFFIX or isolation == "in-process":
         # a policy file runs none of the user's code: its loader is ours (safetensors + card)
         where = "policy-file" if p.suffix == POLICY_SUFFIX else "in-process"
-        loaded = load_agent_file(p, task_id, first_seat, seed=seed, spec=spec(first_seat))
+        loaded = load_agent_file(p, task, first_seat, seed=seed, spec=spec(first_seat))
         if loaded.jax is not None and not isolate:
             if on_loaded is not None:
                 on_loaded(loaded.kind, "jax")
@@ -531,7 +533,7 @@ def _play_agent_file(
         def make_in_process(seat: int) -> Any:
             if seat == first_seat:
                 return loaded
-            return load_agent_file(p, task_id, seat, seed=seed, spec=spec(seat))
+            return load_agent_file(p, task, seat, seed=seed, spec=spec(seat))
 
         returns = play_python(
             make_in_process,
@@ -548,7 +550,7 @@ def _play_agent_file(
     options: dict[str, Any] = dict(limits or {}) | {"sandbox": isolation == "sandbox"}
     # one output bound for the whole evaluation, not one per seating's worker
     options["max_output"] = OutputBudget(options.get("max_output", DEFAULT_MAX_OUTPUT))
-    first = IsolatedAgent(p, task_id, first_seat, seed=seed, spec=spec(first_seat), **options)
+    first = IsolatedAgent(p, task, first_seat, seed=seed, spec=spec(first_seat), **options)
     kind = str(first.kind)
     if first.info.get("has_jax") and not isolate:
         try:
@@ -566,7 +568,7 @@ def _play_agent_file(
     def make_isolated(seat: int) -> Any:
         if pending and seat == first_seat:
             return pending.pop()
-        return IsolatedAgent(p, task_id, seat, seed=seed, spec=spec(seat), **options)
+        return IsolatedAgent(p, task, seat, seed=seed, spec=spec(seat), **options)
 
     try:
         returns = play_python(
@@ -583,7 +585,7 @@ def _play_agent_file(
 
 
 def _total_steps(eval_set: EvaluationSet, num_episodes: int) -> int:
-    env = rollout.task_env(eval_set.task_id)
+    env = eval_set.task.env
     return eval_set.teammates.size * len(eval_set.seatings) * num_episodes * env.horizon
 
 
@@ -601,7 +603,7 @@ def _steps_progress(progress: Progress | None, total: int) -> Any:
 
 
 def cross_play(
-    task_id: str,
+    task: str | Task,
     rows: TeammateSet,
     cols: TeammateSet,
     seatings: tuple[tuple[int, ...], ...],
@@ -611,7 +613,8 @@ def cross_play(
 ) -> np.ndarray:
     """Returns of every row policy (in the agent's seats) with every column policy: float64
     (rows, cols, seatings, episodes). One compile serves the whole matrix (both sides are
-    traced member indices)."""
+    traced member indices). `task`: a `Task`, or an id or alias (resolved here)."""
+    task = envs.task(task)
     rows = rollout.hashable_set(rows.names, list(zip(rows.policies, rows.params, strict=True)))
     cols = rollout.hashable_set(cols.names, list(zip(cols.policies, cols.params, strict=True)))
     out = np.zeros((rows.size, cols.size, len(seatings), num_episodes))
@@ -620,9 +623,7 @@ def cross_play(
         for j in range(cols.size):
             if progress is not None:
                 progress(i * cols.size + j, total, f"{rows.names[i]} with {cols.names[j]}")
-            out[i, j] = rollout.play(
-                task_id, rows, i, cols, j, seatings, num_episodes, seed
-            ).returns
+            out[i, j] = rollout.play(task, rows, i, cols, j, seatings, num_episodes, seed).returns
     if progress is not None:
         progress(total, total, "done")
     return out

@@ -68,7 +68,7 @@ def play_python(
         try:
             for m in range(mates.size):
                 env = EgoEnv(
-                    eval_set.task_id,
+                    eval_set.task,
                     teammate=mates.policies[m],
                     teammate_params=mates.params[m],
                     seat=seat,
@@ -120,17 +120,19 @@ def play_agent_file(
     `episodes` episodes (at most `steps` steps each) of the `EgoEnv` `env` with it, episode `e`
     from `reset(seed=seed + e)` (what `aht-bench check-agent` does); `echo`es the load, every
     episode's base return and the mean act time; returns the base returns."""
+    from aht_bench.envs import Task
     from aht_bench.policies.agent_file import load_agent_file, task_spec
     from aht_bench.policies.isolated import IsolatedAgent
 
     obs, _ = env.reset(seed=seed)
-    spec = task_spec(env.task_id, env.seat, sample_obs=obs)
+    task = Task(env.task_id)  # the shell's id, already resolved
+    spec = task_spec(task, env.seat, sample_obs=obs)
     start = time.perf_counter()
     if isolate is None:
-        agent: Any = load_agent_file(path, env.task_id, env.seat, seed=seed, spec=spec)
+        agent: Any = load_agent_file(path, task, env.seat, seed=seed, spec=spec)
         how, has_jax = "in this process", agent.jax is not None
     else:
-        agent = IsolatedAgent(path, env.task_id, env.seat, seed=seed, spec=spec, **isolate)
+        agent = IsolatedAgent(path, task, env.seat, seed=seed, spec=spec, **isolate)
         where = "sandboxed" if agent.sandboxed else "isolated"
         how, has_jax = f"{where} in process {agent.pid}", bool(agent.info.get("has_jax"))
     echo(

@@ -149,9 +149,9 @@ def _jax_start(env: Any, seed_key: jax.Array, episode: jax.Array, seating: jax.A
 
 def _start_jax(record: dict[str, Any]) -> tuple[Any, Any, Any, jax.Array]:
     """(env, start state, start timestep, env key of every step) of the jitted runner."""
-    from aht_bench.evaluation.rollout import task_env
+    from aht_bench import envs
 
-    env = task_env(record["task_id"])
+    env = envs.task(record["task_id"]).env
     state, timestep, keys = _jax_start(
         env,
         jax.random.PRNGKey(int(record["start"]["seed"])),
@@ -175,9 +175,9 @@ def _key_chain(key: jax.Array, horizon: int) -> jax.Array:
 def _start_host(record: dict[str, Any]) -> tuple[Any, Any, Any, jax.Array]:
     """The same for the step-by-step runner: the compiled task's reset, and the keys its
     `step` splits off the episode's key one step at a time."""
-    from aht_bench.envs.compiled import compiled_task
+    from aht_bench import envs
 
-    task = compiled_task(record["task_id"])
+    task = envs.task(record["task_id"]).compiled
     key, state, timestep = task.reset(np.uint32(record["start"]["jax_seed"]))
     return task.env, state, timestep, _key_chain(key, task.env.horizon)
 

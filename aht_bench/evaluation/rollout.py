@@ -1,7 +1,7 @@
 """The jitted episode runner: an agent (or any set of policies) against members of a teammate
 set, vmapped over seatings and episodes, scanned over time.
 
-    returns = play(task_id, agent_set, 0, eval_set.teammates, member, seatings, episodes, seed)
+    returns = play(eval_set.task, agent, 0, eval_set.teammates, member, seatings, episodes, seed)
     # float32 (num_seatings, num_episodes): the agent's base return per episode
 
 Both sides are `TeammateSet`s and the member on each side is a traced, unbatched index, so one
@@ -31,6 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from aht_bench.envs import Task
 from aht_bench.envs.core import Environment
 from aht_bench.policies.population import TeammateSet
 
@@ -210,17 +211,8 @@ def _play(
     return returns.reshape(shape), bad.reshape(shape), actions
 
 
-def task_env(task_id: str) -> Environment:
-    """The task's environment object shared with the Gymnasium shell (one per task id), so
-    that jit's cache, keyed on it, is shared by every call."""
-    from aht_bench.envs.compiled import compiled_task
-
-    with jax.ensure_compile_time_eval():
-        return compiled_task(task_id).env
-
-
 def play(
-    task_id: str,
+    task: Task,
     agent: TeammateSet,
     agent_index: int,
     mates: TeammateSet,
@@ -233,8 +225,9 @@ def play(
     """Member `agent_index` of `agent` in the seats of each seating, member `mate_index` of
     `mates` in the others, `num_episodes` episodes per seating; see the module docstring.
     `record`: also return every joint action (`PlayOutput.actions`), for replays; the returns
-    are the same either way (tested)."""
-    env = task_env(task_id)
+    are the same either way (tested). The env is `task.env`, the object every layer shares, so
+    jit's cache (keyed on it) serves every call."""
+    env = task.env
     agent_table, mate_table = seat_tables(seatings, env.num_agents)
     returns, bad, actions = _play(
         env,

@@ -45,6 +45,7 @@ from typing import Any
 
 import numpy as np
 
+from aht_bench.envs import Task
 from aht_bench.evaluation.pins import (
     PINNED,
     LockFormatError,
@@ -108,7 +109,7 @@ class EvaluationSet:
     partner)."""
 
     set_id: str  # e.g. "overcooked-forced_coord-v1/dev"
-    task_id: str  # the registered task id
+    task: Task  # the task, resolved once (`aht_bench.envs.task`)
     teammates: TeammateSet  # the members (names are the member names)
     lower: np.ndarray  # float64 (members,): lower bounds
     upper: np.ndarray  # float64 (members,): upper bounds
@@ -118,6 +119,11 @@ class EvaluationSet:
     pinned: bool = False  # a published set whose lock matches the package's pin (`pins`)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.task, Task):
+            raise TypeError(
+                f"{self.set_id}: task must be an aht_bench.envs.Task, got "
+                f"{type(self.task).__name__} {self.task!r}; pass aht_bench.envs.task(name)"
+            )
         m = self.teammates.size
         lower = np.asarray(self.lower, np.float64).reshape(-1)
         upper = np.asarray(self.upper, np.float64).reshape(-1)
@@ -135,6 +141,11 @@ class EvaluationSet:
             )
         object.__setattr__(self, "lower", lower)
         object.__setattr__(self, "upper", upper)
+
+    @property
+    def task_id(self) -> str:
+        """The registered id of the set's task (what records and folders name)."""
+        return self.task.id
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -389,20 +400,19 @@ def write_manifest(folder: Path, manifest: dict[str, Any]) -> str:
     return digest
 
 
-def _build_member(task_id: str, folder: Path, member: dict[str, Any]) -> tuple[Any, Any]:
+def _build_member(task: Task, folder: Path, member: dict[str, Any]) -> tuple[Any, Any]:
     """(policy, params) of one manifest member, weight files checked against the manifest."""
     name = member.get("name", "?")
     if "heuristic" in member:
         from aht_bench.policies.heuristics import make_heuristic
 
         try:
-            return make_heuristic(task_id, str(member["heuristic"])), None
+            return make_heuristic(task, str(member["heuristic"])), None
         except ValueError as e:
             raise TeammateSetIntegrityError(f"member {name}: {e}") from None
     if "file" in member:
         return _load_weights(folder, name, member)
     if "seat_files" in member:
-        from aht_bench import envs
         from aht_bench.policies.seated import SeatPair
 
         files = member["seat_files"]
@@ -412,7 +422,7 @@ def _build_member(task_id: str, folder: Path, member: dict[str, Any]) -> tuple[A
             )
         (left, p_left), (right, p_right) = (_load_weights(folder, name, f) for f in files)
         try:
-            pair = SeatPair.for_env(envs.make(task_id), (left, right))
+            pair = SeatPair.for_env(task.env, (left, right))
         except ValueError as e:
             raise TeammateSetIntegrityError(f"member {name}: {e}") from None
         return pair, (p_left, p_right)
@@ -508,11 +518,13 @@ def check_published_files(task_id: str, folder: Path) -> None:
             )
 
 
-def load_set(task: str, name: str | os.PathLike[str] = "v1") -> EvaluationSet:
-    """The teammate set `name` (a version such as "v1" or "dev", or a set folder) for `task`."""
+def load_set(task: str | Task, name: str | os.PathLike[str] = "v1") -> EvaluationSet:
+    """The teammate set `name` (a version such as "v1" or "dev", or a set folder) for `task` (a
+    `Task`, or a task id or alias, resolved here)."""
     from aht_bench import envs
 
-    task_id = envs.resolve(task)
+    task = envs.task(task)
+    task_id = task.id
     folder = resolve_set_folder(task_id, name)
     manifest, digest = read_manifest(folder)
     pinned = check_pin(task_id, folder, digest)
@@ -524,8 +536,8 @@ def load_set(task: str, name: str | os.PathLike[str] = "v1") -> EvaluationSet:
     members = manifest.get("members") or []
     if not members:
         raise TeammateSetIntegrityError(f"the set in {folder} lists no members")
-    built = [_build_member(task_id, folder, m) for m in members]
-    env = envs.make(task_id)
+    built = [_build_member(task, folder, m) for m in members]
+    env = task.env
     try:
         seatings = check_seatings(
             manifest.get("seatings", default_seatings(task_id, env.num_agents)), env.num_agents
@@ -534,7 +546,7 @@ def load_set(task: str, name: str | os.PathLike[str] = "v1") -> EvaluationSet:
         raise TeammateSetIntegrityError(f"the set in {folder}: {e}") from None
     return EvaluationSet(
         set_id=str(manifest.get("set_id", f"{task_id}/{folder.name}")),
-        task_id=task_id,
+        task=task,
         teammates=TeammateSet([str(m["name"]) for m in members], built),
         lower=np.array([_bound(m, "lower", folder) for m in members]),
         upper=np.array([_bound(m, "upper", folder) for m in members]),

@@ -27,6 +27,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+from aht_bench.envs import Task
 from aht_bench.evaluation.sets import available_sets, load_set, newest_version
 
 RANDOM = "random"
@@ -45,29 +46,31 @@ def heldout_hint(task_id: str) -> str:
     )
 
 
-def resolve_teammate(task: str, name: str) -> tuple[Any, Any]:
-    """``(policy, params)`` of the teammate `name` for `task` (an id or alias); see the module
-    docstring. ``(None, None)`` for ``random``."""
-    from aht_bench.envs.registry import resolve
+def resolve_teammate(task: str | Task, name: str) -> tuple[Any, Any]:
+    """``(policy, params)`` of the teammate `name` for `task` (a `Task`, or an id or alias);
+    see the module docstring. ``(None, None)`` for ``random``."""
+    from aht_bench import envs
 
-    task_id = resolve(task)
+    task = envs.task(task)
+    task_id = task.id
     if not isinstance(name, str):
         raise TypeError(f"a teammate name must be a str, got {name!r}")
     if name == RANDOM:
         return None, None
     if name.startswith(HELDOUT_PREFIX):
-        return _heldout_member(task_id, name)
+        return _heldout_member(task, name)
     from aht_bench.policies.heuristics import make_heuristic
 
     try:
-        return make_heuristic(task_id, name), None
+        return make_heuristic(task, name), None
     except ValueError as e:
         raise ValueError(
             f"{str(e).rstrip('.')}; or {RANDOM} (uniform actions), or {heldout_hint(task_id)}"
         ) from None
 
 
-def _heldout_member(task_id: str, name: str) -> tuple[Any, Any]:
+def _heldout_member(task: Task, name: str) -> tuple[Any, Any]:
+    task_id = task.id
     version, _, member = name.removeprefix(HELDOUT_PREFIX).partition(":")
     if not version or not member:
         raise ValueError(
@@ -81,7 +84,7 @@ def _heldout_member(task_id: str, name: str) -> tuple[Any, Any]:
             f"teammate {name!r}: no teammate set {version!r} for {task_id}; {have} "
             "(under heldout/<task_id>/)"
         )
-    mates = load_set(task_id, version).teammates
+    mates = load_set(task, version).teammates
     if member not in mates.names:
         close = difflib.get_close_matches(member, mates.names, n=1, cutoff=0.6)
         did_you_mean = f" Did you mean {close[0]!r}?" if close else ""

@@ -111,10 +111,10 @@ def _deltas(grids: list[list[int]]) -> list[list[int]]:
 def episode_view(record: dict[str, Any], atlas: Atlas) -> dict[str, Any]:
     """What the page needs of one replay: its frames (tiles of `atlas`: the first frame's, then
     each step's changes), joint actions and the agent's return after each step."""
+    from aht_bench import envs
     from aht_bench.envs.render import render_frame
-    from aht_bench.evaluation.rollout import task_env
 
-    env = task_env(record["task_id"])
+    env = envs.task(record["task_id"]).env
     played = replay(record)
     cell = getattr(env, "render_cell", None)
     tiled = [atlas.add(render_frame(env, state), cell) for state in played.states]

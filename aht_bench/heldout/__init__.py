@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aht_bench.evaluation.pins import (
     PINNED,
@@ -60,6 +60,9 @@ from aht_bench.evaluation.sets import (
 )
 from aht_bench.policies.population import TeammateSet
 
+if TYPE_CHECKING:
+    from aht_bench.envs import Task
+
 LOCK_SUFFIX = ".sha256"
 LOCK = "<task_id>/<version>.sha256"  # where each published set's lock lives
 DEVELOPMENT = "dev"
@@ -81,13 +84,13 @@ __all__ = [
 ]
 
 
-def _version(task: str, version: str | None, prefix: str = "v") -> str:
+def _version(task: str | Task, version: str | None, prefix: str = "v") -> str:
     """`version`, or the newest published `<prefix>N` set of `task` when it is None."""
     if version is not None:
         return version
     from aht_bench import envs
 
-    task_id = envs.resolve(task)
+    task_id = envs.task(task).id
     newest = newest_version(task_id, prefix)
     if newest is None:
         raise TeammateSetError(
@@ -97,7 +100,7 @@ def _version(task: str, version: str | None, prefix: str = "v") -> str:
     return newest
 
 
-def load(task: str, version: str | None = None) -> TeammateSet:
+def load(task: str | Task, version: str | None = None) -> TeammateSet:
     """The members of `task`'s heldout set `version` (default: its newest published one) as a
     `TeammateSet`, verified.
 
@@ -107,7 +110,7 @@ def load(task: str, version: str | None = None) -> TeammateSet:
     return load_set(task, _version(task, version)).teammates
 
 
-def member(task: str, name: str, version: str | None = None) -> tuple[Any, Any]:
+def member(task: str | Task, name: str, version: str | None = None) -> tuple[Any, Any]:
     """(policy, params) of member `name` of `task`'s set `version` (default: the newest): a
     teammate for `EgoEnv(task, teammate=policy, teammate_params=params)` or PettingZoo's
     `teammates=`."""
@@ -116,7 +119,7 @@ def member(task: str, name: str, version: str | None = None) -> tuple[Any, Any]:
     return mates.policies[i], mates.params[i]
 
 
-def bc_partner(task: str, version: str | None = None) -> tuple[Any, Any]:
+def bc_partner(task: str | Task, version: str | None = None) -> tuple[Any, Any]:
     """(policy, params) of the behaviour-cloned partner shipped with `task`'s human-proxy set
     `version` (default: its newest published human-proxy set): cloned from the TRAIN split of
     the human data, so an ego agent may train with it and still be evaluated fairly against the
@@ -125,7 +128,7 @@ def bc_partner(task: str, version: str | None = None) -> tuple[Any, Any]:
     from aht_bench.evaluation.sets import _load_weights, resolve_set_folder
 
     version = _version(task, version, HUMAN_PROXY)
-    folder = resolve_set_folder(envs.resolve(task), version)
+    folder = resolve_set_folder(envs.task(task).id, version)
     manifest, _ = read_manifest(folder)
     entry = manifest.get("bc_partner")
     if not isinstance(entry, dict):

@@ -57,7 +57,7 @@ import shutil
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import numpy as np
@@ -67,6 +67,9 @@ from aht_bench.heldout import recipes
 from aht_bench.heldout.recipes import BR_SEED, BRDIV_SEED, IPPO_SEED, Recipe
 from aht_bench.policies.population import TeammateSet
 from aht_bench.policies.seated import SeatPair
+
+if TYPE_CHECKING:
+    from aht_bench.envs import Task
 
 BUILD_DIR_ENV = "AHT_BENCH_BUILD_DIR"
 Log = Callable[[str], None]
@@ -88,13 +91,13 @@ class Candidate:
     source: dict[str, Any]  # how it was made (seed, config, training numbers)
 
 
-def recipe(task: str, version: str | None = None) -> Recipe:
+def recipe(task: str | Task, version: str | None = None) -> Recipe:
     """The recipe of `task` (id or alias) for `version` (default: the newest version with a
     recipe for the task); a HeldoutBuildError lists the choices."""
     from aht_bench import envs
 
     if version is None:
-        task_id = envs.resolve(task)
+        task_id = envs.task(task).id
         have = [v for v, table in recipes.RECIPES.items() if task_id in table]
         version = have[-1] if have else next(iter(recipes.RECIPES))
     if version not in recipes.RECIPES:
@@ -102,7 +105,7 @@ def recipe(task: str, version: str | None = None) -> Recipe:
             f"no build recipe for version {version!r}; versions with recipes: "
             f"{', '.join(recipes.RECIPES)}"
         )
-    task_id = envs.resolve(task)
+    task_id = envs.task(task).id
     table = recipes.RECIPES[version]
     if task_id not in table:
         raise HeldoutBuildError(
@@ -490,7 +493,7 @@ def _heuristic_candidates(rec: Recipe) -> list[Candidate]:
     from aht_bench.policies.heuristics import make_heuristic
 
     return [
-        Candidate(n, "heuristic", make_heuristic(rec.task_id, n), None, [], {"heuristic": n})
+        Candidate(n, "heuristic", make_heuristic(rec.task, n), None, [], {"heuristic": n})
         for n in rec.heuristics
     ]
 
@@ -810,7 +813,7 @@ def _example_agent_returns(
     repo = sets.heldout_root().parent
     in_memory = EvaluationSet(
         set_id=f"{rec.task_id}/{rec.version}-build",
-        task_id=rec.task_id,
+        task=rec.task,
         teammates=cols,
         lower=np.zeros(cols.size),
         upper=np.ones(cols.size),
@@ -957,7 +960,7 @@ def select(
 # ------------------------------------------------------------------------------------- units
 
 
-def units(task: str, version: str = "v1") -> list[str]:
+def units(task: str | Task, version: str = "v1") -> list[str]:
     """The training units of a build that can run in separate processes before it: one per IPPO
     team (`ippo:<source>:<team>`, every team a source may try) and BRDiv run (`brdiv:<run>`).
     Best responses (`br:<candidate>`) are named by candidate once those exist."""
@@ -973,19 +976,17 @@ def units(task: str, version: str = "v1") -> list[str]:
 
 
 def train_unit(
-    task: str, version: str, unit: str, *, work: Path | None = None, log: Log = print
+    task: str | Task, version: str, unit: str, *, work: Path | None = None, log: Log = print
 ) -> None:
     """Train one unit of `task`'s `version` build into the work cache, exactly as `build` would
     (same seed, config and file), so that several processes or machines can share a build: run
     the `units` first, then `br:<candidate>` for each candidate, then `build`, which finds them
     all cached. `br:<candidate>` needs the IPPO and BRDiv units (it trains any that are missing,
     in this process)."""
-    from aht_bench import envs
-
     rec = recipe(task, version)
     cache = (Path(work) if work is not None else default_work_dir()) / rec.task_id
     cache.mkdir(parents=True, exist_ok=True)
-    env = envs.make(rec.task_id)
+    env = rec.task.env
     kind, _, rest = unit.partition(":")
     if kind in ("ippo", "brdiv"):
         if unit not in units(task, version):
@@ -1169,7 +1170,7 @@ def _evaluate_partners(
     )
     rows = TeammateSet([p[0] for p in partners], [(p[2], p[3]) for p in partners])
     cols = TeammateSet([c.name for c in candidates], [(c.policy, c.params) for c in candidates])
-    returns = cross_play(rec.task_id, rows, cols, seatings, rec.episodes, rec.eval_seed)
+    returns = cross_play(rec.task, rows, cols, seatings, rec.episodes, rec.eval_seed)
     per_seating = returns.mean(axis=3)  # (partners, candidates, seatings)
     mean = per_seating.mean(axis=2)  # (partners, candidates)
     row_names = [p[0] for p in partners]
@@ -1235,7 +1236,7 @@ def _kept_members(
 
 
 def build(
-    task: str,
+    task: str | Task,
     version: str = "v1",
     *,
     out: Path | None = None,
@@ -1246,7 +1247,6 @@ def build(
 
     Refuses to overwrite an existing set (published sets are immutable). Returns the folder.
     """
-    from aht_bench import envs
     from aht_bench.heldout.devset import make_partner
 
     rec = recipe(task, version)
@@ -1263,7 +1263,7 @@ def build(
     cache = cache / task_id
     cache.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    env = envs.make(task_id)
+    env = rec.task.env
     seatings = sets.default_seatings(task_id, env.num_agents)
 
     rejected: list[dict[str, Any]] = []
@@ -1276,7 +1276,7 @@ def build(
         (f"br_{c.name}", "best_response", p, q)
         for c, (p, q, _) in zip(candidates, brs, strict=True)
     ] + [(c.name, c.kind, c.policy, c.params) for c in candidates]
-    partners += [(n, "heuristic", make_partner(task_id, n), None) for n in rec.extra_partners]
+    partners += [(n, "heuristic", make_partner(rec.task, n), None) for n in rec.extra_partners]
     played, example_info = _evaluate_partners(rec, candidates, partners, seatings, log)
     kept, pruned = select(played.xp, names, rec.min_competence, rec.min_gap)
     pruned = rejected + pruned

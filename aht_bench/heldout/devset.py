@@ -37,6 +37,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from aht_bench.envs import Task
 from aht_bench.evaluation import sets
 from aht_bench.evaluation.evaluate import cross_play
 from aht_bench.policies.population import TeammateSet
@@ -61,6 +62,12 @@ class DevRecipe:
     """Seats a best response is trained in (one BR per member and seat)."""
     br_plays_every_seat: bool = False
     """True on seat-symmetric tasks: the BR trained in `br_seats[0]` plays every seating."""
+
+    @property
+    def task(self) -> Task:
+        """The task the build plays, handed to the evaluator and heuristics as it is."""
+        return Task(self.task_id)
+
     episodes: int = 128
     """Episodes per seating when partners are evaluated with each member."""
     seed: int = 0
@@ -104,11 +111,11 @@ RECIPES: dict[str, DevRecipe] = {
 }
 
 
-def recipe(task: str) -> DevRecipe:
+def recipe(task: str | Task) -> DevRecipe:
     """The recipe of `task` (an id or alias); a ValueError lists the tasks that have one."""
     from aht_bench import envs
 
-    task_id = envs.resolve(task)
+    task_id = envs.task(task).id
     if task_id not in RECIPES:
         raise ValueError(
             f"no development-set recipe for {task_id}; recipes exist for {', '.join(RECIPES)}"
@@ -116,16 +123,16 @@ def recipe(task: str) -> DevRecipe:
     return RECIPES[task_id]
 
 
-def make_partner(task_id: str, name: str) -> Any:
+def make_partner(task: Task, name: str) -> Any:
     """A heuristic partner: `make_heuristic` names, plus LBF's `seq_agent_<order>_from_partner`
     (`lbf_heuristic(order, order_from="partner")`: follows the other seat's food order)."""
     from aht_bench.policies.heuristics import lbf_heuristic, make_heuristic
 
     suffix = "_from_partner"
-    if task_id == "lbf-v1" and name.endswith(suffix):
+    if task.id == "lbf-v1" and name.endswith(suffix):
         order = name.removeprefix("seq_agent_").removesuffix(suffix)
         return lbf_heuristic(order, num_agents=2, order_from="partner")
-    return make_heuristic(task_id, name)
+    return make_heuristic(task, name)
 
 
 def _br_seed(member: int, seat: int) -> int:
@@ -286,7 +293,7 @@ def _recipe_record(rec: DevRecipe, members: list[tuple[str, Any]], seconds: floa
 
 
 def build(
-    task: str,
+    task: str | Task,
     out: Path | None = None,
     *,
     br_timesteps: int | None = None,
@@ -299,7 +306,7 @@ def build(
     The folder is assembled in a temporary folder next to `out` and renamed into place at the
     end, so an interrupted build leaves the old set untouched. Returns the set's folder.
     """
-    from aht_bench import __version__, envs
+    from aht_bench import __version__
     from aht_bench.evaluation.record import library_versions
     from aht_bench.policies.heuristics import make_heuristic
 
@@ -310,15 +317,15 @@ def build(
         rec = dataclasses.replace(rec, members=tuple(member_names))
     task_id = rec.task_id
     out = Path(out) if out is not None else sets.heldout_root() / task_id / VERSION
-    env = envs.make(task_id)
+    env = rec.task.env
     seatings = sets.default_seatings(task_id, env.num_agents)
     start = time.perf_counter()
 
     work = sets.staging_folder(out)
     try:
-        members = [(name, make_heuristic(task_id, name)) for name in rec.members]
+        members = [(name, make_heuristic(rec.task, name)) for name in rec.members]
         partners: list[tuple[str, Any, Any]] = [(n, p, None) for n, p in members]
-        partners += [(n, make_partner(task_id, n), None) for n in rec.extra_partners]
+        partners += [(n, make_partner(rec.task, n), None) for n in rec.extra_partners]
         br_files, br_rows = _train_best_responses(rec, members, partners, work, log)
 
         log(
@@ -327,7 +334,7 @@ def build(
         )
         rows = TeammateSet([n for n, _, _ in partners], [(p, q) for _, p, q in partners])
         cols = TeammateSet([n for n, _ in members], [(p, None) for _, p in members])
-        returns = cross_play(task_id, rows, cols, seatings, rec.episodes, rec.seed)
+        returns = cross_play(rec.task, rows, cols, seatings, rec.episodes, rec.seed)
         per_seating = returns.mean(axis=3)  # (partners, members, seatings)
         xp = np.zeros((len(partners), len(members)))
         manifest_members = [

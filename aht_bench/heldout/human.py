@@ -115,11 +115,14 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+if TYPE_CHECKING:
+    from aht_bench.envs import Task
 
 Log = Callable[[str], None]
 
@@ -1045,13 +1048,13 @@ def _transitions(rep: Replay, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 # ---------------------------------------------------------------------------- building a set
 
 
-def resolve_task(task: str, version: str | None = None) -> tuple[str, ProxyVersion]:
+def resolve_task(task: str | Task, version: str | None = None) -> tuple[str, ProxyVersion]:
     """(our task id of `task`, an id or alias, and its `ProxyVersion`), or a ValueError naming
     the fix. `version` None: the newest version built on the task's version (v1 task:
     human-proxy-v1, v2 task: human-proxy-v3)."""
     from aht_bench import envs
 
-    task_id = envs.resolve(task)
+    task_id = envs.task(task).id
     if task_id not in DATA_LAYOUTS:
         have = ", ".join(t for v in VERSIONS.values() for t in v.tasks)
         raise ValueError(f"no human gameplay data for {task_id}; human proxies exist for {have}")
@@ -1524,7 +1527,7 @@ def _build_recipe(
 
 
 def build(
-    task: str,
+    task: str | Task,
     out: str | os.PathLike[str] | None = None,
     *,
     version: str | None = None,

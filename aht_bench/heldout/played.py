@@ -37,11 +37,14 @@ import hashlib
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from aht_bench.heldout import human
+
+if TYPE_CHECKING:
+    from aht_bench.envs import Task
 
 PREFIX = "human-proxy-play-"
 """The versions of sets cloned from played episodes: `human-proxy-play-<label>`."""
@@ -220,7 +223,7 @@ def _source(
 
 
 def build(
-    task: str,
+    task: str | Task,
     episodes_dir: str | Path,
     out: str | Path | None = None,
     *,
@@ -240,7 +243,7 @@ def build(
 
     cfg = config or human.BCConfig()
     check_version(version)
-    task_id = envs.resolve(task)
+    task_id = envs.task(task).id
     folder = Path(out) if out is not None else sets.heldout_root() / task_id / version
     if folder.exists() and any(folder.iterdir()):
         raise PlayedDataError(

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from aht_bench.envs import Task
+
 IPPO_SEED = 9100
 BRDIV_SEED = 9200
 BR_SEED = 9300
@@ -123,6 +125,12 @@ class Recipe:
     br_seats: tuple[int, ...] = (0,)
     """Seats a best response is trained in: (0,) on seat-symmetric tasks (it plays every seat),
     (0, 1) on divided layouts."""
+
+    @property
+    def task(self) -> Task:
+        """The task the build plays, handed to the evaluator and heuristics as it is."""
+        return Task(self.task_id)
+
     episodes: int = 64
     """Episodes per seating when partners are evaluated with candidates."""
     eval_seed: int = 0

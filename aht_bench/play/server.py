@@ -27,13 +27,16 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from aiohttp import WSMsgType, web
 
 from aht_bench.evaluation.viewer import png_data_uri
 from aht_bench.play.page import PAGE
+
+if TYPE_CHECKING:
+    from aht_bench.envs import Task
 
 NOOPS = ("stay", "noop")
 """The action a tick plays when the player pressed nothing (the task's name for it)."""
@@ -63,7 +66,7 @@ PLAYERS: web.AppKey[set[Any]] = web.AppKey("players", set)
 class Choice:
     """A checked (task, teammate, seat): what one player's episode plays."""
 
-    task_id: str
+    task: Task
     teammate: str
     seat: int
     policy: Any
@@ -72,20 +75,23 @@ class Choice:
     """(lower, upper) of a heldout member (BRProx); None for other teammates."""
     teammate_set: dict[str, Any] | None
 
+    @property
+    def task_id(self) -> str:
+        return self.task.id
+
 
 @functools.lru_cache(maxsize=64)
 def check_choice(task: str, teammate: str, seat: int) -> Choice:
     """The (task, teammate, seat) checked and resolved once; `PlayError` names what is wrong."""
-    from aht_bench.envs import UnknownTaskError, resolve
-    from aht_bench.envs.registry import make
+    from aht_bench import envs
     from aht_bench.evaluation.sets import load_set
     from aht_bench.evaluation.teammates import HELDOUT_PREFIX, resolve_teammate
 
     try:
-        task_id = resolve(task)
-    except UnknownTaskError as e:
+        resolved = envs.task(task)
+    except envs.UnknownTaskError as e:
         raise PlayError(f"task {task!r}: {e}") from None
-    env = make(task_id)
+    task_id, env = resolved.id, resolved.env
     if env.num_agents != 2 or not hasattr(env, "render_rgb"):
         raise PlayError(
             f"task {task_id}: the play page plays two-player grid tasks (LBF and the Overcooked "
@@ -94,17 +100,17 @@ def check_choice(task: str, teammate: str, seat: int) -> Choice:
     if seat not in range(env.num_agents):
         raise PlayError(f"seat {seat}: {task_id} has seats 0 and 1")
     try:
-        policy, params = resolve_teammate(task_id, teammate)
+        policy, params = resolve_teammate(resolved, teammate)
     except ValueError as e:
         raise PlayError(str(e)) from None
     bounds, set_block = None, None
     if teammate.startswith(HELDOUT_PREFIX):
         version, _, member = teammate.removeprefix(HELDOUT_PREFIX).partition(":")
-        eval_set = load_set(task_id, version)
+        eval_set = load_set(resolved, version)
         i = eval_set.names.index(member)
         bounds = (float(eval_set.lower[i]), float(eval_set.upper[i]))
         set_block = {"id": eval_set.set_id, "manifest_sha256": eval_set.manifest_sha256}
-    return Choice(task_id, teammate, seat, policy, params, bounds, set_block)
+    return Choice(resolved, teammate, seat, policy, params, bounds, set_block)
 
 
 class _Episode:
@@ -115,7 +121,7 @@ class _Episode:
 
         self.choice, self.seed = choice, seed
         self.env = EgoEnv(
-            choice.task_id,
+            choice.task,
             teammate=choice.policy,
             teammate_params=choice.params,
             seat=choice.seat,

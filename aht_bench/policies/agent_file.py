@@ -42,9 +42,12 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from aht_bench.envs import Task
 
 EXAMPLES = "agents/examples/"
 _PLAIN_EXAMPLE = EXAMPLES + "random_agent.py"
@@ -114,16 +117,17 @@ class TaskSpec(NamedTuple):
         )
 
 
-def task_spec(task_id: str, seat: int = 0, sample_obs: np.ndarray | None = None) -> TaskSpec:
-    """The `TaskSpec` of a registered task (id or alias); resets it once unless given an obs."""
+def task_spec(task: str | Task, seat: int = 0, sample_obs: np.ndarray | None = None) -> TaskSpec:
+    """The `TaskSpec` of a task (a `Task`, or an id or alias, resolved here); resets it once
+    unless given an obs."""
     from aht_bench import envs
-    from aht_bench.envs.compiled import compiled_task
 
-    task_id = envs.resolve(task_id)
-    task = compiled_task(task_id)  # shared with every EgoEnv of this task: compiled once
-    env = task.env
+    task = envs.task(task)
+    task_id = task.id
+    compiled = task.compiled  # shared with every EgoEnv of this task: compiled once
+    env = compiled.env
     if sample_obs is None:
-        _, _, timestep = task.reset(np.uint32(0))
+        _, _, timestep = compiled.reset(np.uint32(0))
         sample_obs = np.asarray(timestep.obs[seat], np.float32)
     aliases = envs.aliases()
     return TaskSpec(
@@ -442,11 +446,11 @@ def _load_policy_file(p: Path, spec: TaskSpec, seat: int, seed: int) -> LoadedAg
         raise AgentLoadError(f"policy file {p.name}: {e}") from None
     trained_on = card.get("task_id")
     if isinstance(trained_on, str):
-        from aht_bench.envs.registry import UnknownTaskError, resolve
+        from aht_bench import envs
 
         try:
-            trained_on = resolve(trained_on)
-        except UnknownTaskError:
+            trained_on = envs.task(trained_on).id
+        except envs.UnknownTaskError:
             raise AgentLoadError(
                 f"policy file {p.name}: its card names task {trained_on!r}, which this version "
                 "of aht-bench does not know"
@@ -465,20 +469,21 @@ def _load_policy_file(p: Path, spec: TaskSpec, seat: int, seed: int) -> LoadedAg
 
 def load_agent_file(
     path: str | os.PathLike[str],
-    task_id: str,
+    task: str | Task,
     seat: int = 0,
     *,
     seed: int = 0,
     spec: TaskSpec | None = None,
 ) -> LoadedAgent:
-    """Load the agent file `path` to play `task_id` in `seat`; see the module docstring.
+    """Load the agent file `path` to play `task` (a `Task`, or an id or alias) in `seat`; see
+    the module docstring.
 
     `seed` seeds the key stream of a JAX-only agent (run through `PolicyRunner`). `spec` is the
-    task's `TaskSpec` (built from the registry when None).
+    task's `TaskSpec` (built from `task` when None).
     """
     p = check_agent_path(path)
     if spec is None:
-        spec = task_spec(task_id, seat)
+        spec = task_spec(task, seat)
     if p.suffix == POLICY_SUFFIX:
         return _load_policy_file(p, spec, seat, seed)
     module = _import_module(p)

@@ -34,7 +34,8 @@ user, files and network).
 `export_jax()` carries a JAX agent's policy out as compiled code (`exported`), so a JAX agent
 runs jitted in the evaluator while its Python runs only in the sandbox.
 
-May import the standard library, numpy and aht_bench.policies (agent_file, exported, sandbox).
+May import the standard library, numpy, aht_bench.policies (agent_file, exported, sandbox) and
+(for types only) aht_bench.envs.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ import time
 import weakref
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -67,6 +68,9 @@ from aht_bench.policies.agent_file import (
     task_spec,
 )
 from aht_bench.policies.sandbox import DEFAULT_MEMORY_LIMIT, Sandbox
+
+if TYPE_CHECKING:
+    from aht_bench.envs import Task
 
 DEFAULT_BOOT_TIMEOUT = 120.0  # the worker imports numpy and JAX before it reads the agent
 DEFAULT_LOAD_TIMEOUT = 60.0
@@ -168,7 +172,7 @@ class IsolatedAgent:
     def __init__(
         self,
         path: str | os.PathLike[str],
-        task_id: str,
+        task: str | Task,
         seat: int = 0,
         *,
         seed: int = 0,
@@ -186,7 +190,8 @@ class IsolatedAgent:
         """Start the worker and load `path` in it; raises `AgentLoadError` (or its timeout),
         and `SandboxUnavailableError` when `sandbox` and bubblewrap cannot run here.
 
-        `spec` is the task's `TaskSpec` (built from the registry when None). With
+        `task`: a `Task`, or an id or alias. `spec` is the task's `TaskSpec` (built from
+        `task` when None). With
         `echo_output`, whatever the agent prints is copied to this process's stderr (at most
         `max_output` bytes, or what is left of a budget shared with other workers).
         `memory_limit`: bytes of private memory (None: no limit). `hidden`: folders masked in
@@ -202,7 +207,7 @@ class IsolatedAgent:
             if limit is not None and not limit > 0:
                 raise ValueError(f"{name} must be a positive number of seconds, got {limit!r}")
         self.path = check_agent_path(path)
-        self.spec = spec if spec is not None else task_spec(task_id, seat)
+        self.spec = spec if spec is not None else task_spec(task, seat)
         self.seat = seat
         self.load_timeout = float(load_timeout)
         self.step_timeout = float(step_timeout)

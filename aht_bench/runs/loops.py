@@ -3,7 +3,7 @@ br, ego) or one whole outer-loop iteration (`IterationLoop`: ROTATE and the base
 `Algorithm` entry that pairs a method module with its loop.
 
 May import jax, numpy, the standard library, aht_bench.policies, aht_bench.training,
-aht_bench.algorithms.api and aht_bench.runs.
+aht_bench.algorithms.api, aht_bench.runs and (for types only) aht_bench.envs.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import jax
 import numpy as np
@@ -23,6 +23,9 @@ from aht_bench.runs.folder import CURVE_METRIC, RunDir
 from aht_bench.runs.spec import RunSpec, apply_overrides
 from aht_bench.training import presets
 from aht_bench.training.driver import init_seeds, iterate, updates_done
+
+if TYPE_CHECKING:
+    from aht_bench.envs import Task
 
 PLOT_EVERY_S = 60.0  # redraw curve.png at a checkpoint at most this often (and at the end)
 # Metrics that may legitimately be NaN (no episode ended during that update's rollout).
@@ -44,8 +47,8 @@ class Loop(Protocol):
     progress_metrics: tuple[tuple[str, str], ...]  # (label, metric) on the progress bar
     diverged_fix: str  # what to try when a run diverges
 
-    def preset(self, algo: Algorithm, name: str, task_id: str) -> Any:
-        """The config of preset `name` on `task_id`."""
+    def preset(self, algo: Algorithm, name: str, task: Task) -> Any:
+        """The config of preset `name` on `task`."""
         ...
 
     def init(self, algo: Algorithm, spec: RunSpec, config: Any, inputs: tuple[Any, ...]) -> Any:
@@ -112,8 +115,8 @@ class UpdateLoop:
     progress_metrics = (("ret", CURVE_METRIC),)
     diverged_fix = "Lower ppo.learning_rate or check the reward scale"
 
-    def preset(self, algo: Algorithm, name: str, task_id: str) -> Any:
-        return presets.get(algo.name, name, task_id)
+    def preset(self, algo: Algorithm, name: str, task: Task) -> Any:
+        return presets.get(algo.name, name, task)
 
     def init(self, algo: Algorithm, spec: RunSpec, config: Any, inputs: tuple[Any, ...]) -> Any:
         keys = jax.random.split(jax.random.PRNGKey(spec.seed), spec.num_seeds)
@@ -187,8 +190,8 @@ class IterationLoop:
         self.progress_metrics = method.report.progress_metrics
         self.diverged_fix = method.report.diverged_fix
 
-    def preset(self, algo: Algorithm, name: str, task_id: str) -> Any:
-        return self.method.preset(name, task_id)
+    def preset(self, algo: Algorithm, name: str, task: Task) -> Any:
+        return self.method.preset(name, task)
 
     def init(self, algo: Algorithm, spec: RunSpec, config: Any, inputs: tuple[Any, ...]) -> Any:
         return self.method.init_seeds(jax.random.PRNGKey(spec.seed), config, spec.num_seeds)
@@ -276,7 +279,7 @@ class Algorithm:
                 f"{self.name} has no {spec.preset!r} preset; choose one of "
                 f"{', '.join(self.presets)}"
             )
-        return apply_overrides(self.loop.preset(self, spec.preset, spec.task_id), spec.overrides)
+        return apply_overrides(self.loop.preset(self, spec.preset, spec.task), spec.overrides)
 
 
 def _learner_policies(algo: Algorithm, params: Any) -> list[tuple[str, Any]]:

@@ -11,7 +11,10 @@ import difflib
 import hashlib
 import typing
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aht_bench.envs import Task
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,6 +52,13 @@ class RunSpec:
                 f"seed_group={group} is invalid for {self.num_seeds} seeds: use a group size "
                 f"that divides the number of seeds"
             )
+
+    @property
+    def task(self) -> Task:
+        """The run's task (its id was resolved when the spec was made)."""
+        from aht_bench.envs import Task
+
+        return Task(self.task_id)
 
     def config(self) -> Any:
         """The preset's config with the overrides applied (validated): `Algorithm.config` of

@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aht_bench.training import paper_tables
 from aht_bench.training.config import (
@@ -41,6 +41,9 @@ from aht_bench.training.config import (
     RunConfig,
 )
 from aht_bench.training.paper_tables import OpenEndedRow, PPORow, StageRow, with_v2
+
+if TYPE_CHECKING:
+    from aht_bench.envs import Task
 
 T = TypeVar("T")
 
@@ -231,17 +234,18 @@ def _choose(kind: str, name: str, known: list[str]) -> None:
         raise KeyError(f"no {kind} {name!r}.{hint} Known: {', '.join(known)}")
 
 
-def get(algorithm: str, preset: str, task: str, **overrides: object) -> RunConfig:
-    """The `preset` ("paper" or "quick") config of `algorithm` on `task` (an id or alias).
+def get(algorithm: str, preset: str, task: str | Task, **overrides: object) -> RunConfig:
+    """The `preset` ("paper" or "quick") config of `algorithm` on `task` (a `Task`, or an id or
+    alias).
 
     Keyword `overrides` replace top-level fields (`total_timesteps=...`, `ppo=...`); the result
     is validated like any config.
     """
-    from aht_bench.envs.registry import resolve
+    from aht_bench import envs
 
     _choose("algorithm", algorithm, sorted({a for a, _ in PRESETS}))
     _choose("preset", preset, sorted({p for a, p in PRESETS if a == algorithm}))
-    task_id = resolve(task)
+    task_id = envs.task(task).id
     table = PRESETS[(algorithm, preset)]
     if task_id not in table:
         raise KeyError(

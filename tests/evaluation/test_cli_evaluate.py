@@ -243,3 +243,29 @@ def test_evaluate_uses_the_newest_published_version_by_default(
     result = _run("evaluate", agent, "--task", "sabotage", "--teammates", "v1", *common)
     assert result.exit_code == EXIT_OK, result.output
     assert "of sabotage-v1/v1," in result.output, result.output
+
+
+def test_evaluate_resolves_the_task_name_once_and_passes_the_task_down(
+    sabotage_set, sabotage_agents, tmp_path, monkeypatch
+):
+    # STYLE "Resolve once at the boundary": `--task sabotage` becomes a Task in the CLI; the set,
+    # the agent file's spec, the step-by-step shells and the jitted runner are handed that Task
+    # and never turn a name into a task again
+    from aht_bench import envs
+
+    names = []
+    real = envs.task
+
+    def counting(name):
+        if not isinstance(name, envs.Task):
+            names.append(name)
+        return real(name)
+
+    monkeypatch.setattr(envs, "task", counting)
+    for agent in ("plain_agent.py", "jax_agent.py"):
+        names.clear()
+        out = tmp_path / f"{agent}.json"
+        result = _evaluate(sabotage_agents[agent], sabotage_set, out, "--in-process")
+        assert result.exit_code == EXIT_OK, result.output
+        assert names == ["sabotage"], agent
+        assert load_json(out)["payload"]["task_id"] == "sabotage-v1"

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from eval_helpers import Const, H, Mirror, MirrorNumpy, T
 
+from aht_bench.envs import Task
 from aht_bench.evaluation import EvaluationSet, cross_play, default_seatings, evaluate_policy
 from aht_bench.evaluation.gym_runner import play_python
 from aht_bench.evaluation.rollout import hashable_set
@@ -29,7 +30,7 @@ def regret_set() -> EvaluationSet:
     mates = TeammateSet(["X", "Y"], [(Const(X), None), (Const(Y), None)])
     return EvaluationSet(
         "regret/analytic",
-        "matrix-regret-v1",
+        Task("matrix-regret-v1"),
         mates,
         lower=np.zeros(2),
         upper=np.array([5.0, 1.0]),
@@ -41,7 +42,7 @@ def analytic_sabotage_set() -> EvaluationSet:
     mates = TeammateSet(["always_H", "always_T"], [(Const(H), None), (Const(T), None)])
     return EvaluationSet(
         "sabotage/analytic",
-        "sabotage-v1",
+        Task("sabotage-v1"),
         mates,
         lower=np.zeros(2),
         upper=np.array([5.0, 5.0]),
@@ -122,4 +123,4 @@ def test_heatmap_of_a_cross_play_matrix_is_a_png(tmp_path):
 def test_bounds_must_be_ordered():
     mates = TeammateSet(["X"], [(Const(X), None)])
     with pytest.raises(ValueError, match="upper bound must exceed the lower bound"):
-        EvaluationSet("x", "matrix-regret-v1", mates, np.zeros(1), np.zeros(1), ((0,),))
+        EvaluationSet("x", Task("matrix-regret-v1"), mates, np.zeros(1), np.zeros(1), ((0,),))

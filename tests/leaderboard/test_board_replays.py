@@ -172,13 +172,13 @@ def test_replays_that_do_not_match_the_rerun_are_refused(played, tmp_path, tampe
 
 @needs_chromium
 def test_a_teammates_link_opens_its_episode_and_the_viewer_draws_the_rendered_frames(board):
+    from aht_bench import envs
     from aht_bench.envs.render import render_frame
-    from aht_bench.evaluation.rollout import task_env
 
     kept = json.loads(replays.replays_path(board, SLUG).read_text())
     member = _entry(board)["payload"]["members"][2]["name"]
     want = next(r for r in kept if r["member"] == member)
-    env, states = task_env(want["task_id"]), replay(want).states
+    env, states = envs.task(want["task_id"]).env, replay(want).states
     with chromium_page() as (page, errors):
         page.goto((board / "index.html").as_uri())
         page.click(f'p.replays a[href$="#member={member}"]')

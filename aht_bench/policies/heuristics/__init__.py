@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from typing import TYPE_CHECKING
 
 from aht_bench.policies.core import Policy
 from aht_bench.policies.heuristics.lbf import (
@@ -44,6 +45,9 @@ from aht_bench.policies.heuristics.overcooked import (
     overcooked_heuristic,
     overcooked_layout,
 )
+
+if TYPE_CHECKING:
+    from aht_bench.envs import Task
 
 _SEQ = tuple(f"seq_agent_{order}" for order in LBF_HEURISTICS)
 
@@ -78,15 +82,15 @@ _P_PATTERN = re.compile(r"(onion|plate|independent)_agent_(.+)")
 _P_HINT = "or <onion|plate|independent>_agent_<p> for any p in [0, 1]"
 
 
-def heuristic_names(task: str) -> tuple[str, ...]:
-    """The names `make_heuristic` lists for `task` (an id or alias).
+def heuristic_names(task: str | Task) -> tuple[str, ...]:
+    """The names `make_heuristic` lists for `task` (a `Task`, or an id or alias).
 
     LBF: every `seq_agent_<order>`; Overcooked: the paper's evaluation names for the layout,
     then `random` and `static` (any `<role>_agent_<p>` is accepted too).
     """
-    from aht_bench.envs.registry import resolve
+    from aht_bench import envs
 
-    task_id = resolve(task)
+    task_id = envs.task(task).id
     if task_id in _LBF_TASKS:
         return _SEQ
     if task_id.startswith("overcooked-"):
@@ -103,16 +107,17 @@ def _unknown(name: str, task_id: str, choices: tuple[str, ...], hint: str = "") 
     )
 
 
-def make_heuristic(task: str, name: str) -> Policy:
-    """The heuristic teammate `name` (the paper's naming) for `task` (an id or alias).
+def make_heuristic(task: str | Task, name: str) -> Policy:
+    """The heuristic teammate `name` (the paper's naming) for `task` (a `Task`, or an id or
+    alias).
 
     LBF: "seq_agent_lexi" or "lexi", ...; Overcooked: "onion_agent_0.1", "plate_agent_0",
     "independent_agent_0.6", "random", "static". Unknown names raise a `ValueError` that lists
     the choices; unknown tasks raise `aht_bench.envs.UnknownTaskError`.
     """
-    from aht_bench.envs.registry import resolve
+    from aht_bench import envs
 
-    task_id = resolve(task)
+    task_id = envs.task(task).id
     if task_id in _LBF_TASKS:
         short = name.removeprefix("seq_agent_")
         if short not in LBF_HEURISTICS:
