@@ -166,7 +166,7 @@ def tasks(as_json: bool) -> None:
 
 
 @main.command()
-@click.option("--task", "task", type=TASK, default=None, help="Task id or alias: a new episode.")
+@click.option("--task", type=TASK, default=None, help="Task id or alias: a new episode.")
 @click.option(
     "--replay",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -297,7 +297,7 @@ def _agent_failed(error: Exception, code: int, debug: bool) -> click.exceptions.
 
 @main.command("check-agent", epilog=EXIT_CODES_HELP)
 @click.argument("agent", type=click.Path(path_type=Path))
-@click.option("--task", "task", type=TASK, required=True, help="Task id or alias.")
+@click.option("--task", type=TASK, required=True, help="Task id or alias.")
 @click.option("--seat", type=click.IntRange(min=0), default=0, show_default=True, help="Ego seat.")
 @click.option("--episodes", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option(
@@ -508,7 +508,7 @@ def _shard_seeds(devices: int, num_seeds: int, group: int | None) -> None:
 
 @main.command(epilog=TRAIN_EXIT_CODES_HELP)
 @click.argument("algorithm", type=click.Choice(TRAINABLE))
-@click.option("--task", "task", type=TASK, default=None, help="Task id or alias.")
+@click.option("--task", type=TASK, default=None, help="Task id or alias.")
 @click.option(
     "--preset",
     type=click.Choice(["quick", "paper", "sabotage"]),
@@ -1225,7 +1225,7 @@ def devset() -> None:
 
 
 @devset.command("build")
-@click.option("--task", "task", type=TASK, required=True, help="Task id or alias.")
+@click.option("--task", type=TASK, required=True, help="Task id or alias.")
 @click.option(
     "--br-timesteps",
     type=click.IntRange(min=1),
@@ -1255,7 +1255,7 @@ def devset_build(task: Task, br_timesteps: int | None, out: Path | None) -> None
 
 
 @devset.command("show")
-@click.option("--task", "task", type=TASK, required=True, help="Task id or alias.")
+@click.option("--task", type=TASK, required=True, help="Task id or alias.")
 @click.option("--teammates", default="dev", show_default=True, help="Set version or folder.")
 @click.option(
     "--plot",
@@ -1313,7 +1313,7 @@ def heldout() -> None:
 
 
 @heldout.command("build")
-@click.option("--task", "task", type=TASK, required=True, help="Task id or alias.")
+@click.option("--task", type=TASK, required=True, help="Task id or alias.")
 @click.option(
     "--version",
     default="v1",
@@ -1482,7 +1482,7 @@ def heldout_where() -> None:
 
 
 @heldout.command("show")
-@click.option("--task", "task", type=TASK, required=True, help="Task id or alias.")
+@click.option("--task", type=TASK, required=True, help="Task id or alias.")
 @click.option("--version", default="v1", show_default=True, help="Set version or folder.")
 @click.option(
     "--json", "as_json", is_flag=True, help="The verified set's manifest, as JSON, with its sha256."
@@ -1537,7 +1537,7 @@ def heldout_verify() -> None:
 
 
 @heldout.command("xp")
-@click.option("--task", "task", type=TASK, required=True, help="Task id or alias.")
+@click.option("--task", type=TASK, required=True, help="Task id or alias.")
 @click.option("--version", default="v1", show_default=True, help="Set version or folder.")
 @click.option(
     "--plot",
