@@ -796,7 +796,7 @@ def _evaluation_tasks(task: str, teammates: str | None, agent: Path) -> list[Tas
     declared = _literal_tasks(agent)
     if declared is None:
         return [envs.Task(t) for t in with_sets]
-    names = {envs.task(t).id for t in declared if _resolves(t)}
+    names = {task_id for t in declared if (task_id := _task_id_or_none(t))}
     chosen = [envs.Task(t) for t in with_sets if t in names]
     if not chosen:
         raise click.BadParameter(
@@ -810,14 +810,14 @@ def _evaluation_tasks(task: str, teammates: str | None, agent: Path) -> list[Tas
     return chosen
 
 
-def _resolves(name: str) -> bool:
+def _task_id_or_none(name: str) -> str | None:
+    """The id `name` (one of an agent file's TASKS) resolves to; None for an unknown name."""
     from aht_bench import envs
 
     try:
-        envs.resolve(name)
+        return envs.task(name).id
     except envs.UnknownTaskError:
-        return False
-    return True
+        return None
 
 
 def _result_paths(

@@ -84,13 +84,11 @@ __all__ = [
 ]
 
 
-def _version(task: str | Task, version: str | None, prefix: str = "v") -> str:
+def _version(task: Task, version: str | None, prefix: str = "v") -> str:
     """`version`, or the newest published `<prefix>N` set of `task` when it is None."""
     if version is not None:
         return version
-    from aht_bench import envs
-
-    task_id = envs.task(task).id
+    task_id = task.id
     newest = newest_version(task_id, prefix)
     if newest is None:
         raise TeammateSetError(
@@ -107,6 +105,9 @@ def load(task: str | Task, version: str | None = None) -> TeammateSet:
     `TeammateSet.act(index, carry, obs, key)` is jittable and vmappable; `names`, `policies`
     and `params` give each member as a policy of the `aht_bench.policies` protocol.
     """
+    from aht_bench import envs
+
+    task = envs.task(task)
     return load_set(task, _version(task, version)).teammates
 
 
@@ -127,8 +128,9 @@ def bc_partner(task: str | Task, version: str | None = None) -> tuple[Any, Any]:
     from aht_bench import envs
     from aht_bench.evaluation.sets import _load_weights, resolve_set_folder
 
+    task = envs.task(task)
     version = _version(task, version, HUMAN_PROXY)
-    folder = resolve_set_folder(envs.task(task).id, version)
+    folder = resolve_set_folder(task.id, version)
     manifest, _ = read_manifest(folder)
     entry = manifest.get("bc_partner")
     if not isinstance(entry, dict):

@@ -96,8 +96,8 @@ def recipe(task: str | Task, version: str | None = None) -> Recipe:
     recipe for the task); a HeldoutBuildError lists the choices."""
     from aht_bench import envs
 
+    task_id = envs.task(task).id
     if version is None:
-        task_id = envs.task(task).id
         have = [v for v, table in recipes.RECIPES.items() if task_id in table]
         version = have[-1] if have else next(iter(recipes.RECIPES))
     if version not in recipes.RECIPES:
@@ -105,7 +105,6 @@ def recipe(task: str | Task, version: str | None = None) -> Recipe:
             f"no build recipe for version {version!r}; versions with recipes: "
             f"{', '.join(recipes.RECIPES)}"
         )
-    task_id = envs.task(task).id
     table = recipes.RECIPES[version]
     if task_id not in table:
         raise HeldoutBuildError(
