@@ -62,7 +62,9 @@ test: $(SB3_STAMP) sandbox browser
 test-slow: $(SB3_STAMP) sandbox browser
 	$(BIN)/python -m pytest -q -m slow; rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 5 ]
 
-lint: $(STAMP)
+# pyright reads the optional extras too (ray in aht_bench/sweeps, aiohttp in aht_bench/play), so
+# lint installs them as `make test` does; on the base install it reports them unresolved.
+lint: $(SB3_STAMP)
 	$(BIN)/ruff check aht_bench tests benchmarks agents
 	$(BIN)/ruff format --check aht_bench tests benchmarks agents
 	$(BIN)/pyright

@@ -41,10 +41,8 @@ import jax
 import numpy as np
 
 from aht_bench.algorithms.common import (
-    check_hidden,
     iterations_done,
     lookup_preset,
-    require,
     require_at_least,
     run_iterations,
     stack_seeds,
@@ -54,7 +52,13 @@ from aht_bench.envs import Task
 from aht_bench.envs.wrappers import AutoReset
 from aht_bench.policies.core import Params
 from aht_bench.policies.population import Population
-from aht_bench.training.config import EgoConfig, normalise_shaping, resolve_task_id
+from aht_bench.training.config import (
+    EgoConfig,
+    check_hidden,
+    normalise_shaping,
+    require,
+    resolve_task_id,
+)
 from aht_bench.training.report import IterationReport
 from aht_bench.training.rollout import init_params
 from aht_bench.training.setup import Setup

@@ -19,7 +19,7 @@ import numpy as np
 
 from aht_bench.envs import Task
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
-from aht_bench.training.config import EGO_STAGE_FIELDS, PPOConfig
+from aht_bench.training.config import EGO_STAGE_FIELDS, PPOConfig, require
 from aht_bench.training.ppo import ppo_update
 from aht_bench.training.rollout import make_env
 from aht_bench.training.setup import Setup
@@ -28,12 +28,6 @@ from aht_bench.training.streams import prefixed
 C = TypeVar("C")
 S = TypeVar("S")
 SetupT = TypeVar("SetupT", bound=Setup)
-
-
-def require(ok: bool, field: str, got: Any, fix: str) -> None:
-    """Raise `ValueError("<field>=<got> is invalid: <fix>")` unless `ok`."""
-    if not ok:
-        raise ValueError(f"{field}={got!r} is invalid: {fix}")
 
 
 def require_at_least(config: Any, minimum: int, *names: str) -> None:
@@ -215,15 +209,6 @@ def update_teammate_and_best_response(
         nets.best_response, carry.best_response, streams[1], keys[1], ppo_config, optimizer
     )
     return teammate, best_response, prefixed(teammate=tm_metrics, best_response=br_metrics)
-
-
-def check_hidden(config: Any, *names: str) -> None:
-    """Turn the hidden-size fields `names` of a frozen `config` into tuples of ints and check
-    that each has at least one layer, every size >= 1."""
-    for name in names:
-        sizes = tuple(int(h) for h in getattr(config, name))
-        object.__setattr__(config, name, sizes)
-        require(len(sizes) >= 1 and min(sizes) >= 1, name, sizes, "give sizes >= 1")
 
 
 def check_choice(field: str, value: str, choices: tuple[str, ...]) -> None:

@@ -66,7 +66,7 @@ from aht_bench.algorithms import rotate
 from aht_bench.algorithms.api import Method, MethodSetup, TaskConfig
 from aht_bench.algorithms.rotate import RotateState
 from aht_bench.training import paper_tables, presets
-from aht_bench.training.config import PPOConfig
+from aht_bench.training.config import PPOConfig, check_hidden
 from aht_bench.training.report import IterationReport
 
 
@@ -99,8 +99,7 @@ class MinimaxConfig(TaskConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()  # task_id, shaping, shaped_reward_coef
-        sizes = tuple(int(h) for h in self.teammate_hidden)
-        object.__setattr__(self, "teammate_hidden", sizes)
+        check_hidden(self, "teammate_hidden")
         self.rotate_config  # noqa: B018  (validates every field, naming it)
 
     @property

@@ -425,17 +425,18 @@ def _train_brdiv_run(
         f"{config.generation_timesteps:,} env steps)"
     )
     start = time.perf_counter()
-    state = brdiv.init_seeds(jax.random.PRNGKey(seed), config, 1)
+    setup = brdiv.setup(config)  # env, networks and optimiser built once for the run
+    state = brdiv.init_seeds(jax.random.PRNGKey(seed), setup, 1)
     metrics: dict[str, Any] = {}
     for _ in tqdm(range(config.generation_iterations), desc=stem, leave=False):
-        state, metrics = brdiv.iterate(state, config)
+        state, metrics = brdiv.iterate(state, setup)
     seconds = round(time.perf_counter() - start, 1)
     sp = float(np.asarray(metrics.get("sp_return", [np.nan]))[0])
     xp = float(np.asarray(metrics.get("xp_return", [np.nan]))[0])
     log(f"  done in {seconds:.0f}s; SP return {sp:.3g}, XP return {xp:.3g}")
-    confs = brdiv.population(state, config, 0)
-    brs = brdiv.best_responses(state, config, 0)
-    networks = brdiv.networks(config)
+    confs = brdiv.population(state, setup, 0)
+    brs = brdiv.best_responses(state, setup, 0)
+    networks = setup.networks
     for j in range(n):
         for role, pop in (("conf", confs), ("br", brs)):
             prov = {

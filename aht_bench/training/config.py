@@ -18,20 +18,21 @@ import dataclasses
 from typing import Any
 
 
-def _require(ok: bool, field: str, got: Any, fix: str) -> None:
+def require(ok: bool, field: str, got: Any, fix: str) -> None:
+    """Raise `ValueError("<field>=<got> is invalid: <fix>")` unless `ok`."""
     if not ok:
         raise ValueError(f"{field}={got!r} is invalid: {fix}")
 
 
-def _check_mlp_hidden(config: Any) -> None:
-    """Normalise `config.hidden` (MLP layer sizes) to a tuple of ints and check it."""
-    object.__setattr__(config, "hidden", tuple(int(h) for h in config.hidden))
-    _require(
-        len(config.hidden) >= 1 and min(config.hidden) >= 1,
-        "hidden",
-        config.hidden,
-        "give at least one layer size >= 1",
-    )
+def check_hidden(config: Any, *names: str) -> None:
+    """Turn the hidden-size fields `names` of a frozen `config` (MLP layer sizes) into tuples of
+    ints and check that each has at least one layer, every size >= 1."""
+    for name in names:
+        sizes = tuple(int(h) for h in getattr(config, name))
+        object.__setattr__(config, name, sizes)
+        require(
+            len(sizes) >= 1 and min(sizes) >= 1, name, sizes, "give at least one layer size >= 1"
+        )
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -62,22 +63,22 @@ class PPOConfig:
     """Standardise each stream's advantages per minibatch before weights and signs apply."""
 
     def __post_init__(self) -> None:
-        _require(self.learning_rate > 0, "learning_rate", self.learning_rate, "use a value > 0")
-        _require(self.num_epochs >= 1, "num_epochs", self.num_epochs, "use at least 1")
-        _require(
+        require(self.learning_rate > 0, "learning_rate", self.learning_rate, "use a value > 0")
+        require(self.num_epochs >= 1, "num_epochs", self.num_epochs, "use at least 1")
+        require(
             self.num_minibatches >= 1, "num_minibatches", self.num_minibatches, "use at least 1"
         )
-        _require(self.clip_eps > 0, "clip_eps", self.clip_eps, "use a value > 0 (e.g. 0.2)")
-        _require(self.ent_coef >= 0, "ent_coef", self.ent_coef, "use a value >= 0")
-        _require(self.vf_coef >= 0, "vf_coef", self.vf_coef, "use a value >= 0")
-        _require(
+        require(self.clip_eps > 0, "clip_eps", self.clip_eps, "use a value > 0 (e.g. 0.2)")
+        require(self.ent_coef >= 0, "ent_coef", self.ent_coef, "use a value >= 0")
+        require(self.vf_coef >= 0, "vf_coef", self.vf_coef, "use a value >= 0")
+        require(
             self.max_grad_norm > 0,
             "max_grad_norm",
             self.max_grad_norm,
             "use a value > 0 (e.g. 0.5)",
         )
-        _require(0.0 <= self.gamma <= 1.0, "gamma", self.gamma, "use a value in [0, 1]")
-        _require(
+        require(0.0 <= self.gamma <= 1.0, "gamma", self.gamma, "use a value in [0, 1]")
+        require(
             0.0 <= self.gae_lambda <= 1.0, "gae_lambda", self.gae_lambda, "use a value in [0, 1]"
         )
 
@@ -103,14 +104,14 @@ def normalise_shaping(task_id: str, shaping: Any) -> tuple[tuple[str, float], ..
 
     pairs = tuple((str(k), float(v)) for k, v in dict(shaping).items())
     if pairs:
-        _require(
+        require(
             registry.resolve(task_id).startswith("overcooked-"),
             "shaping",
             pairs,
             "shaped-reward coefficients exist only on the Overcooked tasks; use ()",
         )
         unknown = sorted({k for k, _ in pairs} - set(PAPER_SHAPING))
-        _require(
+        require(
             not unknown,
             "shaping",
             pairs,
@@ -149,25 +150,25 @@ class RunConfig:
     def __post_init__(self) -> None:
         object.__setattr__(self, "task_id", resolve_task_id(self.task_id))
         object.__setattr__(self, "shaping", normalise_shaping(self.task_id, self.shaping))
-        _require(self.num_envs >= 1, "num_envs", self.num_envs, "use at least 1")
-        _require(self.rollout_length >= 1, "rollout_length", self.rollout_length, "use at least 1")
-        _require(
+        require(self.num_envs >= 1, "num_envs", self.num_envs, "use at least 1")
+        require(self.rollout_length >= 1, "rollout_length", self.rollout_length, "use at least 1")
+        require(
             self.total_timesteps >= self.batch_size,
             "total_timesteps",
             self.total_timesteps,
             f"one update needs num_envs * rollout_length = {self.batch_size} timesteps; "
             "raise the budget or lower num_envs/rollout_length",
         )
-        _require(
+        require(
             self.shaped_reward_coef >= 0,
             "shaped_reward_coef",
             self.shaped_reward_coef,
             "use a value >= 0",
         )
-        _require(
+        require(
             self.updates_per_call >= 1, "updates_per_call", self.updates_per_call, "use at least 1"
         )
-        _require(
+        require(
             self.num_updates % self.updates_per_call == 0,
             "updates_per_call",
             self.updates_per_call,
@@ -175,19 +176,19 @@ class RunConfig:
         )
         object.__setattr__(self, "checkpoint_updates", tuple(self.checkpoint_updates))
         for k in self.checkpoint_updates:
-            _require(
+            require(
                 1 <= k <= self.num_updates,
                 "checkpoint_updates",
                 self.checkpoint_updates,
                 f"update numbers run from 1 to num_updates = {self.num_updates}",
             )
-            _require(
+            require(
                 k % self.updates_per_call == 0,
                 "checkpoint_updates",
                 self.checkpoint_updates,
                 f"each must be a multiple of updates_per_call = {self.updates_per_call}",
             )
-        _require(
+        require(
             self.minibatch_units % self.ppo.num_minibatches == 0,
             "ppo.num_minibatches",
             self.ppo.num_minibatches,
@@ -237,10 +238,10 @@ class IPPOConfig(RunConfig):
     (the paper's tables)."""
 
     def __post_init__(self) -> None:
-        _check_mlp_hidden(self)
+        check_hidden(self, "hidden")
         super().__post_init__()
         if self.shaped_reward_anneal_steps is not None:
-            _require(
+            require(
                 self.shaped_reward_anneal_steps >= 1,
                 "shaped_reward_anneal_steps",
                 self.shaped_reward_anneal_steps,
@@ -261,8 +262,8 @@ class BRConfig(RunConfig):
     """The seat the learner plays; the teammate plays the other seat(s)."""
 
     def __post_init__(self) -> None:
-        _check_mlp_hidden(self)
-        _require(self.learner_seat >= 0, "learner_seat", self.learner_seat, "use a seat >= 0")
+        check_hidden(self, "hidden")
+        require(self.learner_seat >= 0, "learner_seat", self.learner_seat, "use a seat >= 0")
         super().__post_init__()
 
 
@@ -280,8 +281,8 @@ class EgoConfig(RunConfig):
     """The seat the ego agent plays; the teammate plays the other seat(s)."""
 
     def __post_init__(self) -> None:
-        _require(self.hidden >= 1, "hidden", self.hidden, "use a GRU size >= 1")
-        _require(self.learner_seat >= 0, "learner_seat", self.learner_seat, "use a seat >= 0")
+        require(self.hidden >= 1, "hidden", self.hidden, "use a GRU size >= 1")
+        require(self.learner_seat >= 0, "learner_seat", self.learner_seat, "use a seat >= 0")
         super().__post_init__()
 
     @property

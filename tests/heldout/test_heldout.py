@@ -513,7 +513,7 @@ def test_a_recipes_shaping_reaches_every_learner_and_its_own_cache_files(tmp_pat
         seen.append(next(a for a in args if hasattr(a, "shaping")))
         raise Stop
 
-    for module, name in ((ippo, "train"), (brdiv, "init_seeds"), (br, "train")):
+    for module, name in ((ippo, "train"), (brdiv, "setup"), (br, "train")):
         monkeypatch.setattr(module, name, fake)
     source = recipes.IPPOSource(seeds=1, preset="paper", timesteps=3200)
     rec = dataclasses.replace(hb.recipe("overcooked-forced_coord-v1"), ippo=(source,), shaping=())
@@ -593,11 +593,11 @@ def test_a_brdiv_source_with_the_ippo_papers_ppo(tmp_path, monkeypatch):
 
     seen = []
 
-    def fake(key, config, seeds):
+    def fake(config):
         seen.append(config)
         raise Stop
 
-    monkeypatch.setattr(brdiv, "init_seeds", fake)
+    monkeypatch.setattr(brdiv, "setup", fake)  # a BRDiv run's first use of its config
     source = recipes.BRDivSource(
         runs=1,
         population_size=3,

@@ -15,16 +15,14 @@ import numpy as np
 from aht_bench.algorithms import two_stage
 from aht_bench.algorithms.api import TaskConfig
 from aht_bench.algorithms.common import (
-    check_hidden,
     legacy_ego_stage,
-    require,
     require_at_least,
     require_chunks,
     require_ego_stage,
     require_one_update,
     require_stream_minibatches,
 )
-from aht_bench.training.config import EgoConfig, PPOConfig
+from aht_bench.training.config import EgoConfig, PPOConfig, check_hidden, require
 from aht_bench.training.streams import LossTerm
 
 CONFEDERATE = 0

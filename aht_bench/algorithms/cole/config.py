@@ -11,13 +11,11 @@ import dataclasses
 
 from aht_bench.algorithms.api import TaskConfig
 from aht_bench.algorithms.common import (
-    check_hidden,
-    require,
     require_at_least,
     require_one_update,
     require_stream_minibatches,
 )
-from aht_bench.training.config import PPOConfig
+from aht_bench.training.config import PPOConfig, check_hidden, require
 from aht_bench.training.rollout import (
     make_env,
 )

@@ -14,13 +14,12 @@ import jax
 from aht_bench.algorithms import two_stage
 from aht_bench.algorithms.api import BR_HEAD, TeammateBRConfig
 from aht_bench.algorithms.common import (
-    require,
     require_at_least,
     require_chunks,
     require_one_update,
     require_teammate_and_ego_minibatches,
 )
-from aht_bench.training.config import EgoConfig, PPOConfig
+from aht_bench.training.config import EgoConfig, PPOConfig, require
 from aht_bench.training.streams import LossTerm
 
 TEAMMATE_SEAT = 1

@@ -12,14 +12,12 @@ import dataclasses
 from aht_bench.algorithms import two_stage
 from aht_bench.algorithms.api import TaskConfig
 from aht_bench.algorithms.common import (
-    check_hidden,
-    require,
     require_at_least,
     require_divides,
     require_ego_stage,
     require_one_update,
 )
-from aht_bench.training.config import EgoConfig, IPPOConfig, PPOConfig
+from aht_bench.training.config import EgoConfig, IPPOConfig, PPOConfig, check_hidden, require
 
 # --------------------------------------------------------------------------------------- config
 

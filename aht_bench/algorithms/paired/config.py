@@ -11,13 +11,12 @@ import dataclasses
 
 from aht_bench.algorithms.api import BR_HEAD, TeammateBRConfig
 from aht_bench.algorithms.common import (
-    require,
     require_at_least,
     require_seat,
     require_teammate_and_ego_minibatches,
 )
 from aht_bench.algorithms.rotate import EGO_HEAD
-from aht_bench.training.config import PPOConfig
+from aht_bench.training.config import PPOConfig, require
 from aht_bench.training.streams import LossTerm
 
 # --------------------------------------------------------------------------------------- config
