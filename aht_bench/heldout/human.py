@@ -1048,19 +1048,20 @@ def _transitions(rep: Replay, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 # ---------------------------------------------------------------------------- building a set
 
 
-def resolve_task(task: str | Task, version: str | None = None) -> tuple[str, ProxyVersion]:
-    """(our task id of `task`, an id or alias, and its `ProxyVersion`), or a ValueError naming
-    the fix. `version` None: the newest version built on the task's version (v1 task:
+def resolve_task(task: str | Task, version: str | None = None) -> tuple[Task, ProxyVersion]:
+    """(the `Task` of `task`, an id, alias or `Task`, and its `ProxyVersion`), or a ValueError
+    naming the fix. `version` None: the newest version built on the task's version (v1 task:
     human-proxy-v1, v2 task: human-proxy-v3)."""
     from aht_bench import envs
 
-    task_id = envs.task(task).id
+    task = envs.task(task)
+    task_id = task.id
     if task_id not in DATA_LAYOUTS:
         have = ", ".join(t for v in VERSIONS.values() for t in v.tasks)
         raise ValueError(f"no human gameplay data for {task_id}; human proxies exist for {have}")
     if version is None:  # the newest version built on the task's version
         *_, proxy = (v for v in VERSIONS.values() if task_id in v.tasks)
-        return task_id, proxy
+        return task, proxy
     if version not in VERSIONS:
         raise ValueError(
             f"unknown human-proxy version {version!r}; choose one of {', '.join(VERSIONS)}"
@@ -1072,7 +1073,7 @@ def resolve_task(task: str | Task, version: str | None = None) -> tuple[str, Pro
             f"{version} is built on the v{proxy.task_version} tasks, not on {task_id}: build it "
             f"for {proxy.task_id(layout)}"
         )
-    return task_id, proxy
+    return task, proxy
 
 
 BOUNDS_V2 = (
@@ -1087,7 +1088,7 @@ BOUNDS_V2 = (
 
 
 def upper_bound_sources(
-    task_id: str,
+    task: str | Task,
     proxy_set: Any,
     seatings: tuple[tuple[int, ...], ...],
     self_play: float,
@@ -1107,20 +1108,22 @@ def upper_bound_sources(
     of its 95% CI (`build._example_upper_returns`), with its `mean` beside it. Also returns
     one record per example agent file (sha256 and runner, or why it was skipped) and each
     played example agent's returns with the proxy, (1, seatings, episodes)."""
+    from aht_bench import envs
     from aht_bench.evaluation.evaluate import DEFAULT_EPISODES, cross_play
     from aht_bench.heldout import recipes
     from aht_bench.heldout.build import _example_agent_returns, _example_upper_returns
     from aht_bench.policies.heuristics import PAPER_HEURISTICS, make_heuristic
     from aht_bench.policies.population import TeammateSet
 
+    task = envs.task(task)
     sources = [
         {"set_by": "human_proxy self-play", "kind": "self-play", "value": self_play},
         {"set_by": "bc_partner", "kind": "bc-partner", "value": with_partner},
     ]
-    names = list(PAPER_HEURISTICS[task_id])
-    heuristics = TeammateSet(names, [(make_heuristic(task_id, n), None) for n in names])
+    names = list(PAPER_HEURISTICS[task.id])
+    heuristics = TeammateSet(names, [(make_heuristic(task, n), None) for n in names])
     # rows: the heuristics; (heuristics, 1, seatings, episodes)
-    returns = cross_play(task_id, heuristics, proxy_set, seatings, cfg.episodes, cfg.eval_seed)
+    returns = cross_play(task, heuristics, proxy_set, seatings, cfg.episodes, cfg.eval_seed)
     for name, value in zip(names, returns[:, 0].mean(axis=(1, 2)), strict=True):
         sources.append({"set_by": name, "kind": "heuristic", "value": float(value)})
         log(f"  {name} with human_proxy: {value:.2f}")
@@ -1129,7 +1132,7 @@ def upper_bound_sources(
     upper_ci = proxy.example_upper_ci
     episodes = DEFAULT_EPISODES if upper_ci else cfg.episodes
     rec = recipes.Recipe(
-        task_id=task_id,
+        task_id=task.id,
         version=proxy.name,
         ippo=(),
         brdiv=None,
@@ -1248,7 +1251,7 @@ def _summary(returns: np.ndarray) -> dict[str, Any]:
 
 
 def _play_models(
-    task_id: str,
+    task: Task,
     network: Any,
     trained: dict[str, tuple[Any, dict[str, Any]]],
     seatings: tuple[tuple[int, ...], ...],
@@ -1268,11 +1271,9 @@ def _play_models(
     log(f"evaluating: {cfg.episodes} episodes per seating, seed {cfg.eval_seed}")
     t0 = time.perf_counter()
     # rows: the agent's seats; cols: the others. (2, 1, seatings, episodes)
-    with_proxy = cross_play(task_id, team, proxy_only, seatings, cfg.episodes, cfg.eval_seed)
+    with_proxy = cross_play(task, team, proxy_only, seatings, cfg.episodes, cfg.eval_seed)
     partner_only = TeammateSet(["bc_partner"], [(network, trained["bc_partner"][0])])
-    partner_sp = cross_play(
-        task_id, partner_only, partner_only, seatings, cfg.episodes, cfg.eval_seed
-    )
+    partner_sp = cross_play(task, partner_only, partner_only, seatings, cfg.episodes, cfg.eval_seed)
     proxy_sp = _summary(with_proxy[0, 0])
     partner_sp_s = _summary(partner_sp[0, 0])
     mixed = _summary(with_proxy[1, 0])
@@ -1285,7 +1286,7 @@ def _play_models(
 
 
 def _proxy_bounds(
-    task_id: str,
+    task: Task,
     proxy: ProxyVersion,
     proxy_only: Any,
     seatings: tuple[tuple[int, ...], ...],
@@ -1299,7 +1300,7 @@ def _proxy_bounds(
     with it (raised, where the version says so, until no example agent's upper CI is above 1)."""
     if proxy_sp["return"] <= 0 and not proxy.bounds_v2:
         raise HumanDataError(
-            f"{task_id}: the human proxy never scores in self-play, so it has no upper bound"
+            f"{task.id}: the human proxy never scores in self-play, so it has no upper bound"
         )
     bounds: dict[str, Any] = {
         "lower": 0.0,
@@ -1313,12 +1314,12 @@ def _proxy_bounds(
 
     t0 = time.perf_counter()
     sources, example_info, example_returns = upper_bound_sources(
-        task_id, proxy_only, seatings, proxy_sp["return"], mixed["return"], cfg, log, proxy
+        task, proxy_only, seatings, proxy_sp["return"], mixed["return"], cfg, log, proxy
     )
     bound = upper_bound(sources)
     if bound["upper"] <= 0:
         raise HumanDataError(
-            f"{task_id}: no partner of the build scores with the human proxy (self-play, the "
+            f"{task.id}: no partner of the build scores with the human proxy (self-play, the "
             "BC partner, the heuristics, the example agents), so it has no upper bound; "
             "clone it from more or better episodes"
         )
@@ -1368,7 +1369,7 @@ class Cloned:
 
 
 def clone_and_bound(
-    task_id: str,
+    task: str | Task,
     proxy: ProxyVersion,
     network: Any,
     replays: dict[str, Replay],
@@ -1381,6 +1382,9 @@ def clone_and_bound(
     """The recipe shared by every human-proxy build: `human_proxy` cloned from the test split
     (seed `seed`), `bc_partner` from the train split (`seed + 1`), each scored on the other
     split; both played (`_play_models`) and the proxy's bounds set (`_proxy_bounds`)."""
+    from aht_bench import envs
+
+    task = envs.task(task)
     trained = {
         name: _clone(name, split, other, net_seed, network, replays, splits, cfg, log)
         for name, split, other, net_seed in (
@@ -1389,10 +1393,10 @@ def clone_and_bound(
         )
     }
     proxy_only, proxy_sp, partner_sp, mixed = _play_models(
-        task_id, network, trained, seatings, cfg, log
+        task, network, trained, seatings, cfg, log
     )
     bounds, example_info = _proxy_bounds(
-        task_id, proxy, proxy_only, seatings, proxy_sp, mixed, cfg, log
+        task, proxy, proxy_only, seatings, proxy_sp, mixed, cfg, log
     )
     return Cloned(trained, proxy_sp, partner_sp, mixed, bounds, example_info)
 
@@ -1543,13 +1547,13 @@ def build(
     `seed` seeds the proxy's BC (`seed`) and the partner's (`seed + 1`): initialisation,
     validation trials and minibatch order. Refuses to overwrite an existing set.
     """
-    from aht_bench import envs
     from aht_bench.evaluation import sets
     from aht_bench.heldout.build import manifest_head
     from aht_bench.policies.networks import MLPActorCritic
 
     cfg = config or BCConfig()
-    task_id, proxy = resolve_task(task, version)
+    task, proxy = resolve_task(task, version)
+    task_id = task.id
     data_layout = DATA_LAYOUTS[task_id]
     folder = Path(out) if out is not None else sets.heldout_root() / task_id / proxy.name
     if folder.exists() and any(folder.iterdir()):
@@ -1559,12 +1563,12 @@ def build(
         )
     start = time.perf_counter()
     cache = fetch(data_dir, log)
-    env = envs.make(task_id)
+    env = task.env
     seatings = sets.default_seatings(task_id, env.num_agents)
     replays, splits = _replay_splits(env, data_layout, proxy, cache, log)
 
     network = MLPActorCritic(env.obs_dim, env.num_actions, 1, cfg.hidden)
-    cloned = clone_and_bound(task_id, proxy, network, replays, splits, seatings, seed, cfg, log)
+    cloned = clone_and_bound(task, proxy, network, replays, splits, seatings, seed, cfg, log)
     trained = cloned.trained
 
     with sets.staged(folder) as work:
@@ -1601,6 +1605,6 @@ def build(
         if proxy.bounds_v2:
             manifest |= _bounds_v2_fields(cloned.bounds, cloned.example_info)
         sets.write_manifest(work, manifest)
-        sets.load_set(task_id, work)  # the set loads, verified, before it is published
+        sets.load_set(task, work)  # the set loads, verified, before it is published
     log(f"wrote {folder}/ in {time.perf_counter() - start:.0f}s")
     return folder

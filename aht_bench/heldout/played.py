@@ -243,7 +243,8 @@ def build(
 
     cfg = config or human.BCConfig()
     check_version(version)
-    task_id = envs.task(task).id
+    task = envs.task(task)
+    task_id = task.id
     folder = Path(out) if out is not None else sets.heldout_root() / task_id / version
     if folder.exists() and any(folder.iterdir()):
         raise PlayedDataError(
@@ -252,7 +253,7 @@ def build(
         )
     start = time.perf_counter()
     episodes = read_episodes(task_id, Path(episodes_dir))
-    env = envs.make(task_id)
+    env = task.env
     seatings = sets.default_seatings(task_id, env.num_agents)
     split_of = split_episodes(episodes, seed)
     replays, splits = _splits(episodes, split_of)
@@ -263,9 +264,7 @@ def build(
 
     network = MLPActorCritic(env.obs_dim, env.num_actions, 1, cfg.hidden)
     proxy = proxy_version(task_id, version)
-    cloned = human.clone_and_bound(
-        task_id, proxy, network, replays, splits, seatings, seed, cfg, log
-    )
+    cloned = human.clone_and_bound(task, proxy, network, replays, splits, seatings, seed, cfg, log)
     trained = cloned.trained
 
     def data(trained_on: str) -> str:
@@ -304,7 +303,7 @@ def build(
         manifest |= human._bounds_v2_fields(cloned.bounds, cloned.example_info)
         manifest["status"] = status
         sets.write_manifest(work, manifest)
-        sets.load_set(task_id, work)  # the set loads, verified, before it is written
+        sets.load_set(task, work)  # the set loads, verified, before it is written
     log(f"wrote {folder}/ in {time.perf_counter() - start:.0f}s")
     return folder
 

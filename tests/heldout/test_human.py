@@ -467,8 +467,10 @@ def test_each_version_covers_the_five_overcooked_tasks_of_its_task_version(
     for task_id in proxy.tasks:
         assert envs.resolve(task_id) == task_id
         # by default the newest version built on the task's version
-        assert (human.resolve_task(task_id) == (task_id, proxy)) == newest
-        assert human.resolve_task(task_id, version) == (task_id, proxy)
+        task = envs.task(task_id)
+        assert (human.resolve_task(task_id) == (task, proxy)) == newest
+        assert human.resolve_task(task_id, version) == (task, proxy)
+        assert human.resolve_task(task, version) == (task, proxy)  # a Task passes through
         assert human.DATA_LAYOUTS[task_id] == human.DATA_LAYOUT_NAMES[task_id.split("-")[1]]
 
 
@@ -554,7 +556,7 @@ def test_upper_bound_sources_play_every_partner_with_the_builds_protocol(monkeyp
     assert len(played) == 1 and played[0].shape == (1, 2, 3)
     heuristics = PAPER_HEURISTICS[task_id]
     assert calls == [
-        ("cross_play", task_id, heuristics, proxy_set, seatings, 3, 7),
+        ("cross_play", envs.task(task_id), heuristics, proxy_set, seatings, 3, 7),  # resolved
         ("examples", task_id, recipes.EXAMPLE_AGENTS, 3, 7),
     ]
     assert [(s["set_by"], s["kind"], s["value"]) for s in sources] == [
