@@ -1483,13 +1483,17 @@ def heldout_where() -> None:
 
 @heldout.command("show")
 @click.option("--task", type=TASK, required=True, help="Task id or alias.")
-@click.option("--version", default="v1", show_default=True, help="Set version or folder.")
+@click.option(
+    "--version",
+    default=None,
+    help="Set version or folder (default: the task's newest published set, as evaluate uses).",
+)
 @click.option(
     "--json", "as_json", is_flag=True, help="The verified set's manifest, as JSON, with its sha256."
 )
-def heldout_show(task: Task, version: str, as_json: bool) -> None:
+def heldout_show(task: Task, version: str | None, as_json: bool) -> None:
     """Verify one set and print its members, kinds, bounds and who set them."""
-    eval_set = _verified_set(task, version, "--version")
+    eval_set = _verified_set(task, version or _newest_set(task.id), "--version")
     manifest = eval_set.manifest or {}
     if as_json:
         out = {"set_id": eval_set.set_id, "manifest_sha256": eval_set.manifest_sha256,
@@ -1538,17 +1542,21 @@ def heldout_verify() -> None:
 
 @heldout.command("xp")
 @click.option("--task", type=TASK, required=True, help="Task id or alias.")
-@click.option("--version", default="v1", show_default=True, help="Set version or folder.")
+@click.option(
+    "--version",
+    default=None,
+    help="Set version or folder (default: the task's newest published set, as evaluate uses).",
+)
 @click.option(
     "--plot",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     help="Also draw the matrix as a heatmap (.png).",
 )
-def heldout_xp(task: Task, version: str, plot: Path | None) -> None:
+def heldout_xp(task: Task, version: str | None, plot: Path | None) -> None:
     """The best-response cross-play matrix of a set (row: a member's best response, column: a
     member), with its diagonal and off-diagonal means."""
-    eval_set = _verified_set(task, version, "--version")
+    eval_set = _verified_set(task, version or _newest_set(task.id), "--version")
     xp = (eval_set.manifest or {}).get("cross_play")
     if not xp:
         raise click.UsageError(f"{eval_set.set_id} has no best-response cross-play matrix")

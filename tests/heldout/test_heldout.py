@@ -406,6 +406,23 @@ def test_cli_list_show_xp_and_verify(tmp_path):
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_show_and_xp_default_to_the_newest_published_set_as_evaluate_does(tmp_path):
+    # the README's `heldout show --task cramped_room`: the alias names the v2 task, which has
+    # no v1 set (the default was v1 before, and the command failed as written)
+    for alias in ("cramped_room", "lbf"):
+        task_id = envs.resolve(alias)
+        newest = sets.newest_version(task_id)
+        assert newest is not None
+        result = _run("heldout", "show", "--task", alias)
+        assert result.exit_code == EXIT_OK, result.output
+        assert result.output.startswith(f"{task_id}/{newest} (manifest sha256 "), result.output
+        result = _run("heldout", "xp", "--task", alias, "--plot", str(tmp_path / "xp.png"))
+        assert result.exit_code == EXIT_OK and "off-diagonal mean" in result.output
+    assert sets.newest_version("lbf-v1") != "v1"  # so a named v1 is not the default
+    result = _run("heldout", "show", "--task", "lbf", "--version", "v1")
+    assert result.exit_code == EXIT_OK and result.output.startswith("lbf-v1/v1 "), result.output
+
+
 def test_build_refuses_an_existing_set_and_unknown_recipes(tmp_path):
     folder = _first_v1()
     with pytest.raises(hb.HeldoutBuildError, match="never overwritten"):
