@@ -14,7 +14,10 @@ left out), one per file and one over all of them. `--check FILE` re-runs the met
 at its budget with the overrides FILE recorded and exits 1 naming every method whose
 parameters differ (issue 31: "parameters bit-identical to the code before the change", CPU;
 XLA on one machine and one jax version is deterministic, so compare fingerprints made on the
-same machine and library versions). The run driver is looked up where it lives
+same machine and library versions; XLA's CPU code depends on the instruction set, so the record
+names the CPU and its vector extensions, and a check on another CPU says so: on 2026-11-28 a
+host with AVX-512 gave other fingerprints than the baseline for every method, the same for the
+code before and after the change). The run driver is looked up where it lives
 (`aht_bench.runs`, or `aht_bench.training.runs` before issue 31), so a baseline can be made on
 an older checkout: `PYTHONPATH=<checkout> python benchmarks/method_fingerprints.py --check
 FILE --out BASE.json` there, with FILE a record made here.
@@ -137,6 +140,21 @@ def _source_commit() -> str:
     return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
 
 
+def _cpu() -> str:
+    """The CPU's model and the vector extensions XLA's CPU code depends on (Linux; else the
+    platform's processor string)."""
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return platform.processor() or "unknown"
+    fields = dict(
+        (k.strip(), v.strip()) for k, _, v in (line.partition(":") for line in info.splitlines())
+    )
+    flags = fields.get("flags", "").split()
+    isa = sorted(f for f in flags if f.startswith(("avx", "amx", "fma", "sse4")))
+    return f"{fields.get('model name', 'unknown')}; {' '.join(isa)}"
+
+
 def _environment() -> dict[str, str]:
     import jax
 
@@ -148,6 +166,7 @@ def _environment() -> dict[str, str]:
         "python": platform.python_version(),
         "machine": platform.machine(),
         "backend": jax.default_backend(),
+        "cpu": _cpu(),
     }
 
 
@@ -203,6 +222,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"DIFFERS {m}: {saved['methods'][m]['fingerprint'][:16]} -> "
               f"{results[m]['fingerprint'][:16]}")  # fmt: skip
     print(f"{len(methods) - len(differ)} of {len(methods)} methods bit-identical")
+    if differ and saved["environment"].get("cpu") != record["environment"]["cpu"]:
+        made_on = saved["environment"].get("cpu", "not recorded")
+        print(
+            f"note: {args.check} was made on another CPU ({made_on}); "
+            "XLA compiles for the instruction set, so these differences may come from the host. "
+            "Make a baseline of the code before the change here (PYTHONPATH=<its checkout> python "
+            f"benchmarks/method_fingerprints.py --check {args.check} --out BASE.json) and check "
+            "against BASE.json."
+        )
     return 1 if differ else 0
 
 
