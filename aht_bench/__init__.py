@@ -7,7 +7,47 @@ Subpackages, bottom to top (each imports only the ones below it; tests/test_laye
 `experiments`, and `cli`. The library never imports from the data folders `agents/`,
 `heldout/` or `leaderboard/`.
 
+Importing the package asks XLA for deterministic GPU programs (`XLA_FLAGS`, see
+`deterministic_gpu_ops`) unless `XLA_FLAGS` already sets `--xla_gpu_deterministic_ops`.
+
 May import nothing of the package: every module imports it (for `__version__`).
 """
 
+import os
+
 __version__ = "0.1.0"
+
+DETERMINISTIC_FLAG = "--xla_gpu_deterministic_ops"
+"""XLA's flag for GPU programs that give the same bits on every run (no effect on the CPU)."""
+
+
+def deterministic_gpu_ops(flags: str | None = None) -> bool:
+    """Whether `flags` (default: the `XLA_FLAGS` environment variable) ask XLA for
+    deterministic GPU programs; the last mention of the flag counts, as in XLA."""
+    words = (os.environ.get("XLA_FLAGS", "") if flags is None else flags).split()
+    value = None
+    for word in words:
+        name, eq, given = word.partition("=")
+        if name == DETERMINISTIC_FLAG:
+            value = given.lower() in ("true", "1") if eq else True
+    return bool(value)
+
+
+def _ask_for_deterministic_gpu_ops() -> None:
+    """Add `--xla_gpu_deterministic_ops=true` to `XLA_FLAGS` unless it names the flag already.
+
+    By default XLA's GPU programs sum with atomic adds (scatters, some reductions), in an order
+    that varies from run to run. Measured on an NVIDIA H200 (jax 0.11.2, 2026-11-28,
+    `bash benchmarks/gpu_check.sh`, benchmarks/results/gpu_determinism.txt): 5 of the 10
+    training methods (ego, rotate, comedi, paired, cole) gave other parameters when the same
+    run was repeated, so a resumed run could not equal one never stopped; with the flag all 10
+    repeated to the bit. XLA reads the flag when JAX starts its backend, so it is set here, on
+    import, before any computation. `XLA_FLAGS=--xla_gpu_deterministic_ops=false` keeps XLA's
+    default (the run then records that its parameters are not repeatable, see `aht_bench.runs`).
+    """
+    flags = os.environ.get("XLA_FLAGS", "")
+    if not any(w.partition("=")[0] == DETERMINISTIC_FLAG for w in flags.split()):
+        os.environ["XLA_FLAGS"] = f"{flags} {DETERMINISTIC_FLAG}=true".strip()
+
+
+_ask_for_deterministic_gpu_ops()

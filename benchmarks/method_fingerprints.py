@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import platform
 import sys
 import tempfile
@@ -160,7 +161,7 @@ def _environment() -> dict[str, str]:
 
     from aht_bench import __version__
 
-    return {
+    environment = {
         "aht_bench": __version__,
         "jax": jax.__version__,
         "python": platform.python_version(),
@@ -168,6 +169,10 @@ def _environment() -> dict[str, str]:
         "backend": jax.default_backend(),
         "cpu": _cpu(),
     }
+    if jax.default_backend() != "cpu":  # the accelerator compiles the programs: name it too
+        environment["device"] = jax.devices()[0].device_kind
+        environment["xla_flags"] = os.environ.get("XLA_FLAGS", "")  # deterministic ops or not
+    return environment
 
 
 def main(argv: list[str] | None = None) -> int:

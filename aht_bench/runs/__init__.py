@@ -11,7 +11,8 @@ import it. One driver (`driver.train`) runs every method; its `Algorithm` entry
 (`loops.IterationLoop` over the method's `REPORT`, `aht_bench.training.report`). A run lives in
 one folder (`folder.RunDir`):
 
-    run.json                 what runs (RunSpec), the resolved config, teammates (+ sha256)
+    run.json                 what runs (RunSpec), the resolved config, teammates (+ sha256),
+                             the backend and whether its runs repeat (`folder.repeatable`)
     metrics.jsonl            one JSON line per step: update (or iteration), env_steps, time_s,
                              and every metric as a list over seeds (NaN written as null)
     checkpoints/latest.json  the current checkpoint (written last, atomically)

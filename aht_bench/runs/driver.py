@@ -31,6 +31,7 @@ from aht_bench.runs.folder import (
     _write_json,
     final_returns,
     read_metrics,
+    repeatable,
 )
 from aht_bench.runs.loops import Algorithm, Loop, Metrics
 from aht_bench.runs.spec import RunSpec, resolve_teammates
@@ -254,6 +255,13 @@ def _show(bar: Any, loop: Loop, host: Metrics, steps: int) -> None:
     bar.update(steps)
 
 
+NOT_REPEATABLE = (
+    "warning: XLA_FLAGS turns deterministic GPU ops off (--xla_gpu_deterministic_ops=false), "
+    "so this run's parameters will not repeat to the bit and a resumed run will differ from "
+    "one never stopped; leave the flag out (aht_bench sets it to true) for repeatable runs"
+)
+
+
 def _groups(spec: RunSpec) -> str:
     return "" if spec.seed_group is None else f" in groups of {spec.seed_group}"
 
@@ -290,6 +298,8 @@ def train(
         f"{title}: {total} {unit}s, {loop.env_steps_done(config, total):,} env steps per seed "
         f"x {spec.num_seeds} seed(s){_groups(spec)}; init {time.perf_counter() - start:.1f}s"
     )
+    if repeatable() is False:
+        log(NOT_REPEATABLE)
     saver = _Saver(run, loop, config, title, done, checkpoint_every_updates)
     signals, bar = _Signals(unit), _progress_bar(loop, total, done, progress)
     with signals.installed(), bar:

@@ -1,7 +1,8 @@
 """A run folder on disk: its paths (`RunDir`), run.json (`read_spec`), metrics.jsonl
 (`read_metrics`, `final_returns`) and what `train` returns (`RunOutcome`).
 
-May import numpy, jax, the standard library, aht_bench.files and aht_bench.runs.
+May import numpy, jax, the standard library, aht_bench.deterministic_gpu_ops, aht_bench.files
+and aht_bench.runs.
 """
 
 from __future__ import annotations
@@ -15,12 +16,24 @@ from typing import Any
 import jax
 import numpy as np
 
+from aht_bench import __version__, deterministic_gpu_ops
 from aht_bench.files import atomic_write_bytes
 from aht_bench.runs.spec import RunSpec
 
 RUN_FORMAT = "aht-bench-run"
 RUN_FORMAT_VERSION = 1
 CURVE_METRIC = "episode_return"
+
+
+def repeatable(backend: str | None = None) -> bool | None:
+    """Whether XLA programs on `backend` (default: this process's) give the same bits on every
+    run, so that a run repeats and a resumed one equals one never stopped: CPU programs do; GPU
+    programs only with deterministic ops (`aht_bench.deterministic_gpu_ops`, on by default);
+    None for another backend (not measured)."""
+    backend = backend or jax.default_backend()
+    if backend == "gpu":
+        return deterministic_gpu_ops()
+    return True if backend == "cpu" else None
 
 
 class RunDirError(ValueError):
@@ -131,8 +144,6 @@ def _start_folder(
             f"{run.root} is not empty and holds no run; choose a new or empty --out "
             "(nothing there was touched)"
         )
-    from aht_bench import __version__
-
     run.root.mkdir(parents=True, exist_ok=True)
     _write_json(
         run.spec,
@@ -141,6 +152,8 @@ def _start_folder(
             "format_version": RUN_FORMAT_VERSION,
             "package_version": __version__,
             "jax_version": jax.__version__,
+            "backend": jax.default_backend(),
+            "repeatable": repeatable(),
             "spec": spec.to_json(),
             "config": _config_json(config),
             "teammates": records,

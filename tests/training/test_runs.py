@@ -81,6 +81,7 @@ def test_a_run_leaves_its_folder(reference: Path):
     spec = json.loads(run.spec.read_text())
     assert spec["spec"]["algorithm"] == "ippo" and spec["num_updates"] == NUM_UPDATES
     assert spec["config"]["num_envs"] == 8
+    assert spec["backend"] == jax.default_backend() == "cpu" and spec["repeatable"] is True
     rows = runs.read_metrics(run.metrics)
     assert [r["update"] for r in rows] == list(range(1, NUM_UPDATES + 1))
     assert rows[-1]["env_steps"] == NUM_UPDATES * 8 * 16
@@ -231,6 +232,50 @@ def test_non_finite_loss_stops_the_run_naming_the_update(tmp_path: Path):
     rows = runs.read_metrics(out / "metrics.jsonl")
     assert [r["update"] for r in rows] == [1, 2, 3]  # nothing of update 4 was written
     assert checkpoint.read_meta(runs.RunDir(out).latest_checkpoint())["update"] == 2
+
+
+def test_importing_the_package_asks_xla_for_deterministic_gpu_ops():
+    show = "import os, aht_bench; print(os.environ['XLA_FLAGS'], aht_bench.deterministic_gpu_ops())"
+
+    def flags_after_import(given: str | None) -> str:
+        env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+        env |= {} if given is None else {"XLA_FLAGS": given}
+        done = subprocess.run([sys.executable, "-c", show], env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    assert flags_after_import(None) == "--xla_gpu_deterministic_ops=true True"
+    on, off = "--xla_gpu_deterministic_ops=true", "--xla_gpu_deterministic_ops=false"
+    assert flags_after_import("--xla_cpu_a=1") == f"--xla_cpu_a=1 {on} True"
+    # a user's own setting of the flag is kept, whatever its value
+    assert flags_after_import(off) == f"{off} False"
+
+
+def test_which_flags_make_gpu_runs_repeatable(monkeypatch):
+    from aht_bench import deterministic_gpu_ops
+
+    assert deterministic_gpu_ops("--xla_gpu_deterministic_ops")  # a bare flag means true
+    assert deterministic_gpu_ops("--xla_gpu_deterministic_ops=1 --xla_cpu_a=1")
+    assert not deterministic_gpu_ops("")
+    on, off = "--xla_gpu_deterministic_ops=true", "--xla_gpu_deterministic_ops=false"
+    assert not deterministic_gpu_ops(f"{on} {off}")  # the last mention counts
+    assert not deterministic_gpu_ops("--xla_gpu_deterministic_ops_extra=true")
+    monkeypatch.setenv("XLA_FLAGS", off)
+    assert runs.folder.repeatable("gpu") is False and runs.folder.repeatable("cpu") is True
+    assert runs.folder.repeatable("tpu") is None  # not measured
+    monkeypatch.setenv("XLA_FLAGS", on)
+    assert runs.folder.repeatable("gpu") is True
+
+
+def test_a_run_that_cannot_repeat_says_so(monkeypatch, tmp_path: Path):
+    """A GPU run with deterministic ops turned off warns, and run.json records it; on this CPU
+    machine the backend's answer is stood in for."""
+    monkeypatch.setattr(runs.driver, "repeatable", lambda: False)
+    monkeypatch.setattr(runs.folder, "repeatable", lambda: False)
+    said: list[str] = []
+    _train(tmp_path / "gpu-like", log=said.append)
+    assert runs.driver.NOT_REPEATABLE in said
+    assert json.loads((tmp_path / "gpu-like" / "run.json").read_text())["repeatable"] is False
 
 
 def test_run_folder_errors(reference: Path, tmp_path: Path):
