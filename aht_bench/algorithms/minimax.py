@@ -67,7 +67,7 @@ from aht_bench.algorithms.api import Method, MethodSetup, TaskConfig
 from aht_bench.algorithms.rotate import RotateState
 from aht_bench.training import paper_tables, presets
 from aht_bench.training.config import PPOConfig, check_hidden
-from aht_bench.training.report import IterationReport
+from aht_bench.training.report import Curve, IterationReport
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -131,8 +131,9 @@ def setup(config: MinimaxConfig) -> MethodSetup:
 
 
 REPORT = IterationReport(
-    generation_curves=(("xp_return", "XP return (new teammate x ego), minimised", "C1"),),
-    generation_progress=(("xp", "xp_return"),),
+    generation_curves=(
+        Curve("xp_return", "XP return (new teammate x ego), minimised", "C1", progress="xp"),
+    ),
 )
 """How `aht-bench train minimax` runs it: one step = one open-ended iteration."""
 

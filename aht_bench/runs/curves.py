@@ -87,7 +87,7 @@ def plot_iterations(
         (axes[1], ego, "return per episode (base)", "ego update"),
     )
     for ax, curves, ylabel, subtitle in panels:
-        for metric, label, colour in curves:
+        for metric, label, colour, _ in curves:
             if not any(metric in r for r in rows):
                 continue
             values = _column(rows, metric)

@@ -8,35 +8,40 @@ May import the standard library only.
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
-Curve = tuple[str, str, str]
-"""One curve of curve.png: (metric, label, matplotlib colour)."""
 
-EGO_CURVES: tuple[Curve, ...] = (("ego_return", "ego return with the population", "C2"),)
+class Curve(NamedTuple):
+    """One curve of curve.png: the `metric` it draws, its legend `label` and matplotlib
+    `colour`; `progress`, when given, is the metric's short label on the progress bar."""
+
+    metric: str
+    label: str
+    colour: str
+    progress: str | None = None
+
+
+EGO_CURVES: tuple[Curve, ...] = (
+    Curve("ego_return", "ego return with the population", "C2", progress="ego"),
+)
 """The right panel of an iteration run's curve.png: the ego's learning curve."""
-
-
-EGO_PROGRESS: tuple[tuple[str, str], ...] = (("ego", "ego_return"),)
-"""The ego's part of an iteration run's progress bar, after the generation metrics."""
 
 
 @dataclasses.dataclass(frozen=True)
 class IterationReport:
     """How a run of an iteration-based method (one step = one outer-loop iteration) shows its
     progress: `generation_curves` on the left panel of curve.png (what the method generated),
-    `ego_curves` on the right, `progress_metrics` as (label, metric) on the progress bar (the
-    method's `generation_progress`, then `ego_progress`), and `diverged_fix`, what to try when
-    a loss or parameter becomes non-finite."""
+    `ego_curves` on the right, the curves with a `progress` label on the progress bar (in that
+    order: `progress_metrics`), and `diverged_fix`, what to try when a loss or parameter
+    becomes non-finite."""
 
     generation_curves: tuple[Curve, ...]
-    generation_progress: tuple[tuple[str, str], ...]
-    """(label, metric) of what the method generates, on the progress bar before the ego's."""
     diverged_fix: str = "Lower teammate_ppo.learning_rate or ego_ppo.learning_rate"
     """The default names the two PPO settings of a config with `teammate_ppo` and `ego_ppo`."""
     ego_curves: tuple[Curve, ...] = EGO_CURVES
-    ego_progress: tuple[tuple[str, str], ...] = EGO_PROGRESS
 
     @property
     def progress_metrics(self) -> tuple[tuple[str, str], ...]:
-        """(label, metric) of the whole progress bar."""
-        return self.generation_progress + self.ego_progress
+        """(label, metric) of the whole progress bar: the generation curves, then the ego's."""
+        curves = self.generation_curves + self.ego_curves
+        return tuple((c.progress, c.metric) for c in curves if c.progress is not None)

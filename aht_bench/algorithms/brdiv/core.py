@@ -32,7 +32,7 @@ from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.ppo import LearnerState, Stream, make_optimizer, make_stream, ppo_update
-from aht_bench.training.report import IterationReport
+from aht_bench.training.report import Curve, IterationReport
 from aht_bench.training.rollout import (
     Pairing,
     RolloutState,
@@ -379,10 +379,9 @@ def best_responses(state: BRDivState, setup: MethodSetup, seed: int | None = 0) 
 
 REPORT = IterationReport(
     generation_curves=(
-        ("sp_return", "SP return (diagonal: confederate i x BR i)", "C0"),
-        ("xp_return", "XP return (off-diagonal: confederate i x BR j)", "C1"),
+        Curve("sp_return", "SP return (diagonal: confederate i x BR i)", "C0", progress="sp"),
+        Curve("xp_return", "XP return (off-diagonal: confederate i x BR j)", "C1", progress="xp"),
     ),
-    generation_progress=(("sp", "sp_return"), ("xp", "xp_return")),
     diverged_fix="Lower generation_ppo.learning_rate or ego_ppo.learning_rate",
 )
 """How `aht-bench train brdiv` drives a run (`aht_bench.runs.ALGORITHMS`)."""

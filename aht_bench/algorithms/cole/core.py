@@ -28,7 +28,7 @@ from aht_bench.policies.population import Population
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.partners import SampledTeammate, TeammatePool
 from aht_bench.training.ppo import LearnerState, make_optimizer, ppo_update
-from aht_bench.training.report import IterationReport
+from aht_bench.training.report import Curve, IterationReport
 from aht_bench.training.rollout import (
     Pairing,
     RolloutState,
@@ -433,11 +433,10 @@ def population(state: ColeState, setup: MethodSetup, seed: int | None = 0) -> Po
 
 REPORT = IterationReport(
     generation_curves=(
-        ("train_return", "new member with its training partners", "C0"),
-        ("xp_return", "new member x earlier members (mean XP)", "C1"),
-        ("self_play_return", "new member x itself", "C3"),
+        Curve("train_return", "new member with its training partners", "C0", progress="train"),
+        Curve("xp_return", "new member x earlier members (mean XP)", "C1"),
+        Curve("self_play_return", "new member x itself", "C3"),
     ),
-    generation_progress=(("train", "train_return"),),
     diverged_fix="Lower ppo.learning_rate",
 )
 """How `aht_bench.runs.train` drives COLE: one member per iteration."""

@@ -15,7 +15,7 @@ from aht_bench.algorithms.comedi.config import (
 from aht_bench.training import paper_tables, presets
 from aht_bench.training.config import EgoConfig
 from aht_bench.training.paper_tables import PPORow
-from aht_bench.training.report import IterationReport
+from aht_bench.training.report import Curve, IterationReport
 
 # -------------------------------------------------------------------------------------- presets
 
@@ -80,11 +80,10 @@ PRESETS: dict[str, dict[str, CoMeDiConfig]] = presets.per_task({"paper": _paper,
 
 REPORT = IterationReport(
     generation_curves=(
-        ("sp_return", "SP return (teammate x its BR)", "C0"),
-        ("xp_return", "XP return (teammate x pi^comp)", "C1"),
-        ("mp_return", "MP return (teammate x BR from mixed-play states)", "C4"),
+        Curve("sp_return", "SP return (teammate x its BR)", "C0", progress="sp"),
+        Curve("xp_return", "XP return (teammate x pi^comp)", "C1", progress="xp"),
+        Curve("mp_return", "MP return (teammate x BR from mixed-play states)", "C4"),
     ),
-    generation_progress=(("sp", "sp_return"), ("xp", "xp_return")),
 )
 """How `aht_bench.runs.train` drives CoMeDi (`aht-bench train comedi`): one
 generation iteration per teammate, then the ego chunks; the curves of curve.png."""

@@ -26,7 +26,7 @@ from aht_bench.policies.core import Params
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
 from aht_bench.training.driver import map_seeds
-from aht_bench.training.report import IterationReport
+from aht_bench.training.report import Curve, IterationReport
 from aht_bench.training.streams import phase_summary
 
 # ---------------------------------------------------------------------------------------- setup
@@ -221,7 +221,8 @@ def population(state: FCPState, setup: MethodSetup, seed: int | None = 0) -> Pop
 
 
 REPORT = IterationReport(
-    generation_curves=(("sp_return", "SP return of each IPPO team (last quarter)", "C0"),),
-    generation_progress=(("sp", "sp_return"),),
+    generation_curves=(
+        Curve("sp_return", "SP return of each IPPO team (last quarter)", "C0", progress="sp"),
+    ),
 )
 """How `aht_bench.runs.train` drives FCP (`aht-bench train fcp`)."""

@@ -34,7 +34,7 @@ from aht_bench.training.buffer import TeammateBuffer, empty_buffer, insert
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.partners import MixedPartner, SampledTeammate, TeammatePool
 from aht_bench.training.ppo import LearnerState, make_optimizer, ppo_update
-from aht_bench.training.report import IterationReport
+from aht_bench.training.report import Curve, IterationReport
 from aht_bench.training.rollout import (
     Pairing,
     RolloutState,
@@ -368,11 +368,10 @@ def population(state: RotateState, setup: MethodSetup, seed: int | None = 0) -> 
 
 REPORT = IterationReport(
     generation_curves=(
-        ("sp_return", "SP return (teammate x BR)", "C0"),
-        ("xp_return", "XP return (teammate x ego)", "C1"),
-        ("regret", "regret estimate (SP - XP)", "C3"),
+        Curve("sp_return", "SP return (teammate x BR)", "C0"),
+        Curve("xp_return", "XP return (teammate x ego)", "C1"),
+        Curve("regret", "regret estimate (SP - XP)", "C3", progress="regret"),
     ),
-    generation_progress=(("regret", "regret"),),
 )
 """How `aht-bench train rotate` shows a run: the regret curve of each new teammate, the ego's
 return, per iteration (`aht_bench.runs.IterationLoop`)."""
