@@ -71,6 +71,22 @@ def test_the_module_exposes_what_its_loop_drives(method):
             assert getattr(module, name) == getattr(module.METHOD, name), name
 
 
+def test_the_progress_bar_shows_the_curves_marked_for_it_generation_first():
+    bars = {
+        m: runs.get(m).loop.progress_metrics
+        for m in METHODS
+        if runs.get(m).loop is not runs.UPDATES
+    }
+    assert bars["rotate"] == (("regret", "regret"), ("ego", "ego_return"))
+    assert bars["comedi"] == (("sp", "sp_return"), ("xp", "xp_return"), ("ego", "ego_return"))
+    assert bars["cole"] == (("train", "train_return"), ("ego", "ego_return"))
+    for method, bar in bars.items():
+        report = runs.get(method).loop.report
+        drawn = [c.metric for c in report.generation_curves + report.ego_curves]
+        shown = [metric for _, metric in bar]
+        assert shown == [m for m in drawn if m in shown], method  # drawn curves, in their order
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_every_preset_resolves_and_the_smoke_overrides_validate(method):
     algo = runs.get(method)
