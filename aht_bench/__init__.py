@@ -21,16 +21,21 @@ DETERMINISTIC_FLAG = "--xla_gpu_deterministic_ops"
 """XLA's flag for GPU programs that give the same bits on every run (no effect on the CPU)."""
 
 
-def deterministic_gpu_ops(flags: str | None = None) -> bool:
-    """Whether `flags` (default: the `XLA_FLAGS` environment variable) ask XLA for
-    deterministic GPU programs; the last mention of the flag counts, as in XLA."""
-    words = (os.environ.get("XLA_FLAGS", "") if flags is None else flags).split()
+def _flag_value(flags: str) -> bool | None:
+    """The value `flags` give `DETERMINISTIC_FLAG` (the last mention counts, as in XLA; a bare
+    flag is true), None if they do not name it."""
     value = None
-    for word in words:
+    for word in flags.split():
         name, eq, given = word.partition("=")
         if name == DETERMINISTIC_FLAG:
             value = given.lower() in ("true", "1") if eq else True
-    return bool(value)
+    return value
+
+
+def deterministic_gpu_ops(flags: str | None = None) -> bool:
+    """Whether `flags` (default: the `XLA_FLAGS` environment variable) ask XLA for
+    deterministic GPU programs."""
+    return bool(_flag_value(os.environ.get("XLA_FLAGS", "") if flags is None else flags))
 
 
 def _ask_for_deterministic_gpu_ops() -> None:
@@ -46,7 +51,7 @@ def _ask_for_deterministic_gpu_ops() -> None:
     default (the run then records that its parameters are not repeatable, see `aht_bench.runs`).
     """
     flags = os.environ.get("XLA_FLAGS", "")
-    if not any(w.partition("=")[0] == DETERMINISTIC_FLAG for w in flags.split()):
+    if _flag_value(flags) is None:
         os.environ["XLA_FLAGS"] = f"{flags} {DETERMINISTIC_FLAG}=true".strip()
 
 
