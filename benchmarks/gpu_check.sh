@@ -7,6 +7,10 @@
 # LBF, seed 0), one process per method, all at once (the compiles share the CPU cores, the runs
 # share the GPU). Pass b: the same runs again, each checked against its pass-a fingerprint. If a
 # method differs, passes c and d repeat a and b for it with XLA_FLAGS=--xla_gpu_deterministic_ops=true.
+# Passes a and b run with the XLA_FLAGS the caller gives, to which `import aht_bench` adds that
+# flag unless it is named (since 2026-11-28): as it stands the script checks that a user's runs
+# repeat. `XLA_FLAGS=--xla_gpu_deterministic_ops=false bash benchmarks/gpu_check.sh` checks
+# XLA's own default, as the 2026-11-28 record did (it ran before the package set the flag).
 # Last, IPPO's training throughput on the GPU (benchmarks/train_throughput.py, 64 and 1024 envs).
 # Writes OUT/gpu_check.txt (the log), OUT/fp_a.json, OUT/fp_b.json (every method's record) and
 # OUT/throughput_*.json. METHODS="ippo br" runs only those; THROUGHPUT_ENVS="" skips the last part.
@@ -31,7 +35,9 @@ else
 fi
 date -u
 nvidia-smi -L
-python3 -c "import jax, sys; print('python', sys.version.split()[0], 'jax', jax.__version__, jax.devices())"
+python3 -c "import jax, os, sys, aht_bench
+print('python', sys.version.split()[0], 'jax', jax.__version__, jax.devices())
+print('XLA_FLAGS after import aht_bench:', os.environ['XLA_FLAGS'])"
 methods=${METHODS:-$(python3 -c "from aht_bench import runs; print(' '.join(runs.ALGORITHMS))")} || exit 1
 
 # pass NAME SECONDS METHODS...: one fingerprint process per method at once; pass b and d check
