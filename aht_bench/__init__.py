@@ -46,9 +46,10 @@ def _ask_for_deterministic_gpu_ops() -> None:
     `bash benchmarks/gpu_check.sh`, benchmarks/results/gpu_determinism.txt): 5 of the 10
     training methods (ego, rotate, comedi, paired, cole) gave other parameters when the same
     run was repeated, so a resumed run could not equal one never stopped; with the flag those 5
-    repeated to the bit too (the other 5 repeated without it). XLA reads the flag when JAX starts its backend, so it is set here, on
-    import, before any computation. `XLA_FLAGS=--xla_gpu_deterministic_ops=false` keeps XLA's
-    default (the run then records that its parameters are not repeatable, see `aht_bench.runs`).
+    repeated to the bit too (the other 5 repeated without it). XLA reads the flag when JAX
+    starts its backend, so it is set here, on import, before any computation.
+    `XLA_FLAGS=--xla_gpu_deterministic_ops=false` keeps XLA's default (the run then records
+    that its parameters are not repeatable, see `aht_bench.runs`).
     """
     flags = os.environ.get("XLA_FLAGS", "")
     if _flag_value(flags) is None:
