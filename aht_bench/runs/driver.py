@@ -255,6 +255,12 @@ def _show(bar: Any, loop: Loop, host: Metrics, steps: int) -> None:
     bar.update(steps)
 
 
+def _kept(done: int, every: int | None, per_call: int) -> bool:
+    """Whether the call that ended at step `done` (`per_call` steps long) passed a multiple of
+    `every` (`--keep-every`; a call of several updates is kept whole)."""
+    return every is not None and done // every > (done - per_call) // every
+
+
 NOT_REPEATABLE = (
     "warning: XLA_FLAGS turns deterministic GPU ops off (--xla_gpu_deterministic_ops=false), "
     "so this run's parameters will not repeat to the bit and a resumed run will differ from "
@@ -274,6 +280,7 @@ def train(
     resume: bool = False,
     checkpoint_every_updates: int | None = None,
     checkpoint_every_s: float = 300.0,
+    keep_every: int | None = None,
     progress: bool = True,
     log: Callable[[str], None] = lambda m: print(m, file=sys.stderr, flush=True),
 ) -> RunOutcome:
@@ -282,7 +289,10 @@ def train(
 
     A checkpoint is written whenever `checkpoint_every_updates` steps or `checkpoint_every_s`
     seconds have passed since the last one (whichever comes first; after every step where the
-    loop says so, as ROTATE's does), on SIGINT/SIGTERM, and at the end.
+    loop says so, as ROTATE's does), on SIGINT/SIGTERM, and at the end. With `keep_every`, the
+    learners are also saved as policy files after every `keep_every`-th step (besides the
+    loop's own `keeps_policies` steps), in `policies/<unit>-NNNNNN/`, e.g. to score an ego
+    against a development set iteration by iteration; the parameters trained do not change.
     """
     loop, run = algo.loop, RunDir(Path(out))
     unit = loop.unit
@@ -314,10 +324,9 @@ def train(
             train_s += now - call_start
             call_start = now
             _append_metrics(run, loop, config, host, first, train_s)
-            if loop.keeps_policies(config, done):
-                loop.save_policies(
-                    run.policies / f"{unit}-{done:06d}", algo, spec, config, state, done
-                )
+            if loop.keeps_policies(config, done) or _kept(done, keep_every, per_call):
+                folder = run.policies / f"{unit}-{done:06d}"
+                loop.save_policies(folder, algo, spec, config, state, done, kept=True)
             _show(bar, loop, host, per_call)
             due = saver.due(done, now, checkpoint_every_s)
             if signals.received is not None:

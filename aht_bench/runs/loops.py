@@ -92,9 +92,17 @@ class Loop(Protocol):
         ...
 
     def save_policies(
-        self, folder: Path, algo: Algorithm, spec: RunSpec, config: Any, state: Any, done: int
+        self,
+        folder: Path,
+        algo: Algorithm,
+        spec: RunSpec,
+        config: Any,
+        state: Any,
+        done: int,
+        kept: bool = False,
     ) -> list[Path]:
-        """Write the learners of every seed as policy files into `folder`; their paths."""
+        """Write the learners of every seed as policy files into `folder`; their paths.
+        `kept`: a snapshot during the run (`train --keep-every`), not the final policies."""
         ...
 
     def plot(self, run: RunDir, title: str) -> Path | None:
@@ -151,7 +159,14 @@ class UpdateLoop:
         return done in config.checkpoint_updates
 
     def save_policies(
-        self, folder: Path, algo: Algorithm, spec: RunSpec, config: Any, state: Any, done: int
+        self,
+        folder: Path,
+        algo: Algorithm,
+        spec: RunSpec,
+        config: Any,
+        state: Any,
+        done: int,
+        kept: bool = False,
     ) -> list[Path]:
         from aht_bench.policies import save_policy
 
@@ -233,8 +248,17 @@ class IterationLoop:
         return False
 
     def save_policies(
-        self, folder: Path, algo: Algorithm, spec: RunSpec, config: Any, state: Any, done: int
+        self,
+        folder: Path,
+        algo: Algorithm,
+        spec: RunSpec,
+        config: Any,
+        state: Any,
+        done: int,
+        kept: bool = False,
     ) -> list[Path]:
+        """Per seed the ego and the generated population; a snapshot during the run (`kept`)
+        holds the egos only (a population of every iteration would grow quadratically)."""
         from aht_bench.policies import save_policy, save_population
 
         setup = self.method.setup(config)
@@ -244,11 +268,14 @@ class IterationLoop:
             ego, population = (folder / f"seed{s}-{k}.safetensors" for k in ("ego", "population"))
             params = self.method.ego_params(state, s)
             save_policy(ego, ego_network, params, _policy_card(self, spec, config, ego.stem, done))
+            paths.append(ego)
+            if kept:
+                continue
             members = self.method.population(state, setup, s)
             save_population(
                 population, members, _policy_card(self, spec, config, population.stem, done)
             )
-            paths += [ego, population]
+            paths.append(population)
         return paths
 
     def plot(self, run: RunDir, title: str) -> Path | None:

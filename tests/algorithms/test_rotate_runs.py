@@ -352,3 +352,30 @@ def test_sigterm_stops_after_the_current_iteration_with_a_checkpoint(tmp_path):
     assert checkpoint.read_meta(_latest(out))["iteration"] == 2
     assert [r["iteration"] for r in runs.read_metrics(out / "metrics.jsonl")] == [1, 2]
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # handlers restored
+
+
+def test_keep_every_saves_the_egos_of_those_iterations_and_trains_the_same(
+    reference: Path, env, tmp_path: Path
+):
+    out = tmp_path / "kept"
+    done = subprocess.run(
+        COMMAND + ["--out", str(out), "--keep-every", "2"], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    policies = out / "policies"
+    assert sorted(p.name for p in policies.iterdir()) == [
+        "final",
+        "iteration-000002",
+        "iteration-000004",
+    ]
+    for folder in ("iteration-000002", "iteration-000004"):
+        names = sorted(p.name for p in (policies / folder).glob("*.safetensors"))
+        assert names == [f"seed{s}-ego.safetensors" for s in range(SEEDS)]  # no populations
+        card = json.loads((policies / folder / "seed1-ego.safetensors.json").read_text())
+        assert card["provenance"]["iteration"] == int(folder.split("-")[1])
+        policy, params = load_policy(policies / folder / "seed1-ego.safetensors")
+        assert isinstance(policy, RecurrentEgo) and params is not None
+    for name in ("seed0-ego.safetensors", "seed1-population.safetensors"):  # nothing else moved
+        assert (policies / "final" / name).read_bytes() == (
+            reference / "policies" / "final" / name
+        ).read_bytes()

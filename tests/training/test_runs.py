@@ -370,3 +370,18 @@ def test_br_against_a_policy_file_teammate(reference: Path, tmp_path: Path):
     Path(str(mate) + ".json").write_bytes(Path(str(other) + ".json").read_bytes())
     with pytest.raises(runs.RunDirError, match="changed since the run started"):
         runs.train(runs.get("br"), spec, out, resume=True, progress=False, log=_quiet)
+
+
+def test_keep_every_saves_the_learners_of_those_updates_and_trains_the_same(
+    reference: Path, tmp_path: Path
+):
+    out = tmp_path / "kept"
+    _train(out, checkpoint_every_updates=5, keep_every=20)
+    kept = sorted(p.name for p in (out / "policies").iterdir() if p.name != "final")
+    per_call = runs.get("ippo").config(SPEC).updates_per_call
+    # the calls that pass update 20 and 40 (a call of several updates is kept whole)
+    expected = sorted({f"update-{-(-m // per_call) * per_call:06d}" for m in (20, 40)})
+    assert kept == expected
+    files = sorted(p.name for p in (out / "policies" / kept[0]).glob("*.safetensors"))
+    assert files == [f"seed{s}-agent{a}.safetensors" for s in (0, 1) for a in (0, 1)]
+    _assert_same_run(reference, out)
