@@ -64,7 +64,7 @@ def sweep() -> None:
 )
 @click.option(
     "--preset",
-    type=click.Choice(["quick", "paper"]),
+    type=click.Choice(["quick", "medium", "paper"]),
     default=None,
     help="Replace the spec's preset (e.g. a paper spec at quick).",
 )

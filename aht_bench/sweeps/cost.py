@@ -55,6 +55,21 @@ def _duration(seconds: float | None) -> str:
     return f"{seconds / 86400:.1f} d"
 
 
+def _preset_note(presets: set[str]) -> str:
+    """What the quick rates mean for the presets of a sweep."""
+    notes = []
+    if "medium" in presets:
+        notes.append("medium runs at quick's per-step settings, so at quick's rates")
+    if "paper" in presets:
+        notes.append(
+            "paper runs take longer than this: the paper's per-step settings (8-16 envs, "
+            "15-20 epochs) measured 2.3-3.6x slower per step here, and a paper-preset IPPO team "
+            "took as long on an H200 GPU machine as on these cores "
+            "(benchmarks/results/heldout_v2_device_units.txt)"
+        )
+    return "".join(f"; {n}" for n in notes)
+
+
 def dry_run_lines(sweep: Sweep, workers: int) -> list[str]:
     """The grid of `sweep` (one row per method, task and variant, its seeds together) with
     each run's env steps and estimated time, and the totals."""
@@ -68,7 +83,7 @@ def dry_run_lines(sweep: Sweep, workers: int) -> list[str]:
         first = runs[0]
         rate = rate_of(method, task_id)
         seconds = None if rate is None else first.env_steps / rate[0]
-        total_steps += sum(r.env_steps for r in runs)
+        total_steps += sum(r.env_steps * r.num_seeds for r in runs)
         if seconds is None:
             unknown += len(runs)
         else:
@@ -78,7 +93,8 @@ def dry_run_lines(sweep: Sweep, workers: int) -> list[str]:
                 method,
                 task_id,
                 variant,
-                ",".join(str(r.seed) for r in runs),
+                ",".join(str(s) for r in runs for s in r.seeds)
+                + (" (vmapped)" if first.num_seeds > 1 else ""),
                 f"{first.env_steps:,}",
                 _duration(seconds),
                 rate[1] if rate else "no measured rate",
@@ -91,7 +107,8 @@ def dry_run_lines(sweep: Sweep, workers: int) -> list[str]:
     ]
     lines.append("")
     lines.append(
-        f"{len(sweep.runs)} runs ({sweep.runs[0].preset} preset), {total_steps:,} env steps in "
+        f"{len(sweep.runs)} runs ({'/'.join(dict.fromkeys(r.preset for r in sweep.runs))} "
+        f"preset), {total_steps:,} env steps in "
         f"all; scored on heldout {sweep.heldout} with {sweep.episodes} episodes per teammate "
         "and seat"
     )
@@ -99,7 +116,8 @@ def dry_run_lines(sweep: Sweep, workers: int) -> list[str]:
     lines.append(
         f"estimated: {_duration(total_s)} of run time for the {known} runs with a measured rate "
         f"({_duration(total_s / max(workers, 1))} on {workers} worker(s)), at the rates of the "
-        "bundled quick runs on 2 CPU cores (aht_bench/sweeps/throughput.json); a GPU is far "
-        "faster" + (f"; {unknown} runs have no measured rate" if unknown else "")
+        "bundled quick runs on 2 CPU cores (aht_bench/sweeps/throughput.json)"
+        + _preset_note({r.preset for r in sweep.runs})
+        + (f"; {unknown} runs have no measured rate" if unknown else "")
     )
     return lines

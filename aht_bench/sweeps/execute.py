@@ -58,12 +58,19 @@ def log_file(root: Path, run: SweepRun) -> Path:
 
 
 EGO_FILE = "policies/final/seed0-ego.safetensors"
-"""A run folder's trained ego (written when its last iteration is done)."""
+"""A run folder's trained ego (written when its last iteration is done); seed k of a run of
+several vmapped seeds: `ego_files`."""
+
+
+def ego_files(root: Path, run: SweepRun) -> list[Path]:
+    """The run's trained egos, one per vmapped seed (written when its last iteration is done)."""
+    final = run_folder(root, run) / Path(EGO_FILE).parent
+    return [final / f"seed{k}-ego.safetensors" for k in range(run.num_seeds)]
 
 
 def ego_file(root: Path, run: SweepRun) -> Path:
-    """The run's trained ego (written when its last iteration is done)."""
-    return run_folder(root, run) / EGO_FILE
+    """The run's (first) trained ego (written when its last iteration is done)."""
+    return ego_files(root, run)[0]
 
 
 def state_of(root: Path, run: SweepRun) -> str:
@@ -71,7 +78,7 @@ def state_of(root: Path, run: SweepRun) -> str:
     folder = run_folder(root, run)
     if (folder / RECORD).is_file():
         return "done"
-    if ego_file(root, run).is_file():
+    if all(p.is_file() for p in ego_files(root, run)):
         return "trained"
     if (folder / "run.json").is_file():
         return "started"
@@ -96,6 +103,8 @@ def _sweep_json(sweep: Sweep) -> dict:
                 "overrides": [list(kv) for kv in r.overrides],
                 "env_steps": r.env_steps,
             }
+            | ({} if r.num_seeds == 1 else {"num_seeds": r.num_seeds})
+            | ({} if r.keep_every is None else {"keep_every": r.keep_every})
             for r in sweep.runs
         ],
     }
@@ -103,7 +112,10 @@ def _sweep_json(sweep: Sweep) -> dict:
 
 def start_folder(root: Path, sweep: Sweep) -> None:
     """Create the sweep folder `root`, or check that the sweep it holds is `sweep` (the same
-    runs, heldout set and episodes), so that resuming never mixes two sweeps."""
+    runs, heldout set and episodes), so that resuming never mixes two sweeps. A spec that only
+    adds runs (every run the folder holds is still in it, unchanged) grows the sweep: the
+    folder's sweep.json then lists the new runs too (e.g. a part added once the first ones are
+    done)."""
     record = _sweep_json(sweep)
     path = root / "sweep.json"
     if path.is_file():
@@ -111,13 +123,17 @@ def start_folder(root: Path, sweep: Sweep) -> None:
             held = json.loads(path.read_text())
         except ValueError:
             raise SweepError(f"{path} is not readable JSON; choose a new --out") from None
-        keys = ("heldout", "episodes", "runs")
-        if held.get("format") != SWEEP_FORMAT or any(held.get(k) != record[k] for k in keys):
+        keys = ("heldout", "episodes")
+        same = held.get("format") == SWEEP_FORMAT and all(held.get(k) == record[k] for k in keys)
+        held_runs = held.get("runs", [])
+        if not same or any(r not in record["runs"] for r in held_runs):
             raise SweepError(
                 f"{root} holds another sweep ({held.get('source', '?')}, "
-                f"{len(held.get('runs', []))} runs); a spec that changed is a new sweep: choose "
-                "a new --out"
+                f"{len(held_runs)} runs); a spec that changed is a new sweep: choose "
+                "a new --out (a spec that only adds runs grows the sweep it started)"
             )
+        if held_runs != record["runs"]:
+            atomic_write_bytes(path, (json.dumps(record, indent=1) + "\n").encode())
         return
     if root.exists() and any(root.iterdir()):
         raise SweepError(f"{root} is not empty and holds no sweep; choose a new or empty --out")
@@ -180,7 +196,8 @@ def execute(
             )
         did = "resumed" if resume else "trained"
     sets = [] if heldout == "newest" else ["--teammates", heldout]
-    args = [*cli, "evaluate", str(ego_file(root, run)), "--task", run.task_id, *sets]
+    egos = [str(p) for p in ego_files(root, run)]
+    args = [*cli, "evaluate", *egos, "--task", run.task_id, *sets]
     args += ["--episodes", str(episodes), "--out", str(folder / RECORD)]
     code = _call([*args, "--no-plot", "--no-progress"], log)
     if code:
@@ -256,6 +273,7 @@ __all__ = [
     "cli_command",
     "default_workers",
     "ego_file",
+    "ego_files",
     "execute",
     "log_file",
     "pending",

@@ -35,7 +35,14 @@ from typing import Any
 import numpy as np
 
 from aht_bench.evaluation import scores
-from aht_bench.evaluation.record import ResultFileError, read_record, returns_of, score_matrix_of
+from aht_bench.evaluation.record import (
+    ResultFileError,
+    agent_files,
+    is_multi_seed,
+    read_record,
+    returns_of,
+    score_matrix_of,
+)
 from aht_bench.files import atomic_write_bytes
 from aht_bench.sweeps.execute import EGO_FILE, RECORD, SWEEP_FORMAT, SweepError
 
@@ -103,12 +110,22 @@ def read_sweep(folder: Path) -> dict[str, Any]:
 
 
 def grid_of(run: dict[str, Any]) -> tuple[tuple[str, str], ...]:
-    """The grid values of a run of sweep.json: the trailing overrides its variant names."""
+    """The grid values of a run of sweep.json: the trailing overrides its variant names (after
+    the preset a spec with parts puts first)."""
     pairs = [tuple(kv) for kv in run["overrides"]]
+    variant = str(run["variant"])
+    tag = f"{run['preset']},"
+    names = {variant, variant[len(tag) :]} if variant.startswith(tag) else {variant}
     for k in range(len(pairs), 0, -1):
-        if ",".join(f"{f}={v}" for f, v in pairs[-k:]) == run["variant"]:
+        if ",".join(f"{f}={v}" for f, v in pairs[-k:]) in names:
             return tuple((str(f), str(v)) for f, v in pairs[-k:])
     return ()
+
+
+def seeds_of(run: dict[str, Any]) -> tuple[int, ...]:
+    """The seed labels of a run of sweep.json: its seed, or S .. S + K - 1 for K vmapped seeds."""
+    first = int(run["seed"])
+    return tuple(range(first, first + int(run.get("num_seeds", 1))))
 
 
 def _checked_record(folder: Path, run: dict[str, Any]) -> dict[str, Any]:
@@ -124,14 +141,21 @@ def _checked_record(folder: Path, run: dict[str, Any]) -> dict[str, Any]:
             f"{path} scores task {payload.get('task_id')!r}, not the run's {run['task_id']!r}: "
             "delete it and run the sweep again to evaluate the run"
         )
-    ego = folder / run["name"] / EGO_FILE
-    sha = payload.get("agent", {}).get("sha256")
-    if not ego.is_file() or hashlib.sha256(ego.read_bytes()).hexdigest() != sha:
+    final = folder / run["name"] / Path(EGO_FILE).parent
+    egos = [final / f"seed{k}-ego.safetensors" for k in range(len(seeds_of(run)))]
+    scored = [f.get("sha256") for f in agent_files(payload)]
+    if len(scored) != len(egos):
         raise SweepError(
-            f"{path} does not score the run's ego ({ego}: "
-            f"{'missing' if not ego.is_file() else 'another sha256'}): delete the record and "
-            "run the sweep again to evaluate the run"
+            f"{path} scores {len(scored)} agent file(s), not the run's {len(egos)} ego(s): "
+            "delete the record and run the sweep again to evaluate the run"
         )
+    for ego, sha in zip(egos, scored, strict=True):
+        if not ego.is_file() or hashlib.sha256(ego.read_bytes()).hexdigest() != sha:
+            raise SweepError(
+                f"{path} does not score the run's ego ({ego}: "
+                f"{'missing' if not ego.is_file() else 'another sha256'}): delete the record "
+                "and run the sweep again to evaluate the run"
+            )
     return record
 
 
@@ -144,18 +168,29 @@ def _cell(runs: list[dict[str, Any]], records: list[dict[str, Any]]) -> Cell:
             f"{first['method']} [{first['variant']}] on {first['task_id']}: the seeds' "
             "records name different teammates; evaluate every run on the same set"
         )
-    normalized = np.stack([score_matrix_of(r).mean(axis=0) for r in records])
-    base = np.stack([returns_of(r["payload"]).mean(axis=(0, 2, 3)) for r in records])
+    normalized = np.concatenate([_seed_rows(r, score_matrix_of(r)) for r in records])
+    base = np.concatenate([_base_rows(r) for r in records])
     return Cell(
         first["method"],
         first["variant"],
         grid_of(first),
         first["task_id"],
-        tuple(int(r["seed"]) for r in runs),
+        tuple(s for r in runs for s in seeds_of(r)),
         names[0],
         normalized,
         base,
     )
+
+
+def _seed_rows(record: dict[str, Any], matrix: np.ndarray) -> np.ndarray:
+    """(seeds, members) of a record's score matrix: its rows are seeds already when it scores
+    several (vmapped) seeds, else episodes, averaged into the one seed's row."""
+    return matrix if is_multi_seed(record["payload"]) else matrix.mean(axis=0, keepdims=True)
+
+
+def _base_rows(record: dict[str, Any]) -> np.ndarray:
+    """(seeds, members) mean base return of a record (one row per agent file)."""
+    return returns_of(record["payload"]).mean(axis=(2, 3))
 
 
 def _check_one_set_per_task(found: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:

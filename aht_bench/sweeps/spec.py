@@ -17,7 +17,18 @@
 
 Every combination of method, task, variant and seed is one run (`SweepRun`): one seed per run,
 so that runs spread over workers and machines, each run `aht-bench train METHOD --seeds 1
---seed S` would be on its own. `load` checks everything before anything runs: the keys and their
+--seed S` would be on its own. With `seeds_per_run = K` (K divides the seed count) a run trains
+K seeds vmapped in one process instead (`--seeds K --seed S`, S = 0, K, 2K, ...; keys
+`jax.random.split(jax.random.PRNGKey(S), K)`), and its record scores the K egos together (CIs
+over the seeds): on two CPU cores three vmapped seeds train about twice as fast as three
+one-seed runs (benchmarks/results/sweep_vmapped_seeds.txt). `keep_every = N` keeps every Nth
+iteration's learners (`aht-bench train --keep-every N`).
+
+A spec may be split into parts (`[[part]]` tables), each with its own `methods`, `tasks`,
+`preset`, `set` and `grid` (a part leaves out what it shares with the top level): e.g. one
+preset for some tasks and another for the rest. In a spec with parts a run's variant names its
+part's preset ("medium", or "medium,field=value" with a grid), so that one method and task may
+run under two presets. `load` checks everything before anything runs: the keys and their
 types, the names of methods, tasks and presets, and each run's config (the preset with its
 overrides, validated like `aht-bench train` does), naming what is wrong and how to fix it.
 
@@ -35,7 +46,18 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-KEYS = ("name", "methods", "tasks", "seeds", "preset", "heldout", "episodes", "set", "grid")
+PART_KEYS = ("methods", "tasks", "preset", "set", "grid")
+"""The keys a part (`[[part]]`) may have; those it leaves out are the spec's."""
+KEYS = (
+    "name",
+    *PART_KEYS,
+    "seeds",
+    "seeds_per_run",
+    "keep_every",
+    "heldout",
+    "episodes",
+    "part",
+)
 """The keys a spec may have."""
 BUILTIN_PACKAGE = "aht_bench.experiments"
 """The package whose `specs/` folder holds the paper's experiments as specs (`builtin_specs`)."""
@@ -58,19 +80,32 @@ class SweepRun:
     variant: str
     """The variant's name ("base" without a grid; else "field=value,field=value")."""
     env_steps: int
-    """Joint env steps of the whole run (the config's budget)."""
+    """Joint env steps of the whole run per seed (the config's budget)."""
+    num_seeds: int = 1
+    """Seeds trained vmapped in the run (`seeds_per_run`), from base seed `seed`."""
+    keep_every: int | None = None
+    """Keep every this many iterations' learners (`aht-bench train --keep-every`)."""
 
     @property
     def name(self) -> str:
-        """The run's path under the sweep folder: method/task/variant/seedS."""
-        return f"{self.method}/{self.task_id}/{_safe(self.variant)}/seed{self.seed}"
+        """The run's path under the sweep folder: method/task/variant/seedS (seedSxK for K
+        vmapped seeds from base seed S)."""
+        seeds = f"seed{self.seed}" + ("" if self.num_seeds == 1 else f"x{self.num_seeds}")
+        return f"{self.method}/{self.task_id}/{_safe(self.variant)}/{seeds}"
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        """The seed labels of the run's egos in reports: S .. S + K - 1."""
+        return tuple(range(self.seed, self.seed + self.num_seeds))
 
     def train_args(self) -> list[str]:
         """The arguments of `aht-bench train` for this run (without --out/--resume)."""
         args = [self.method, "--task", self.task_id, "--preset", self.preset]
-        args += ["--seeds", "1", "--seed", str(self.seed)]
+        args += ["--seeds", str(self.num_seeds), "--seed", str(self.seed)]
         for field, value in self.overrides:
             args += ["--set", f"{field}={value}"]
+        if self.keep_every is not None:
+            args += ["--keep-every", str(self.keep_every)]
         return args
 
 
@@ -125,6 +160,9 @@ def load(spec: str, *, preset: str | None = None, seeds: int | None = None) -> S
         raise SweepSpecError(f"{source} is not valid TOML: {e}") from None
     if preset is not None:
         data["preset"] = preset
+        for part in data.get("part", []) if isinstance(data.get("part"), list) else []:
+            if isinstance(part, dict):
+                part["preset"] = preset
     if seeds is not None:
         data["seeds"] = seeds
     return parse(data, source)
@@ -181,27 +219,81 @@ def _variants(grid: Any, method: str, source: str) -> list[tuple[str, tuple[tupl
     return out
 
 
+def _count(data: Mapping[str, Any], key: str, source: str) -> int | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if type(value) is not int or value < 1:
+        raise _error(source, key, "use a whole number >= 1")
+    return value
+
+
+def _parts(data: Mapping[str, Any], source: str) -> list[tuple[str, dict[str, Any]]]:
+    """(where, keys) of each part of the spec: the spec itself when it has no `[[part]]`."""
+    parts = data.get("part")
+    if parts is None:
+        return [(source, dict(data))]
+    if not isinstance(parts, list) or not parts or not all(isinstance(p, dict) for p in parts):
+        raise _error(source, "part", "use [[part]] tables, each with methods, tasks, preset ...")
+    out = []
+    for i, part in enumerate(parts):
+        where = f"{source}: part {i + 1}"
+        strays = sorted(set(part) - set(PART_KEYS))
+        if strays:
+            raise _error(where, strays[0], f"not a part key (part keys: {', '.join(PART_KEYS)})")
+        out.append((where, {k: data[k] for k in PART_KEYS if k in data} | part))
+    return out
+
+
 def parse(data: dict[str, Any], source: str = "<spec>") -> Sweep:
     """The sweep of the spec `data` (TOML as a dict), checked (see the module docstring)."""
-    from aht_bench.envs import UnknownTaskError, resolve
-    from aht_bench.runs import RunSpec, get
-
     unknown = sorted(set(data) - set(KEYS))
     if unknown:
         raise _error(source, unknown[0], f"not a sweep key (keys: {', '.join(KEYS)})")
     name = data.get("name", re.sub(r"[^A-Za-z0-9_.-]", "", Path(source).stem) or "sweep")
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]+", name):
         raise _error(source, "name", "use letters, digits, '_', '.' or '-'")
-    methods = _strings(data, "methods", source)
-    tasks = _strings(data, "tasks", source)
     seeds = _seeds(data.get("seeds", 1), source)
-    preset = data.get("preset", "quick")
+    per_run = _count(data, "seeds_per_run", source) or 1
+    if per_run > 1 and (seeds != list(range(len(seeds))) or len(seeds) % per_run):
+        raise _error(
+            source, "seeds_per_run", f"use a count of seeds that {per_run} divides (seeds = "
+            f"{per_run} or {2 * per_run}, ...): each run trains {per_run} vmapped seeds"
+        )  # fmt: skip
+    keep_every = _count(data, "keep_every", source)
     heldout = data.get("heldout", "newest")
     if not isinstance(heldout, str) or not re.fullmatch(r"newest|v[0-9]+", heldout):
         raise _error(source, "heldout", 'use "newest" or a published version such as "v1"')
     episodes = data.get("episodes", 64)
     if type(episodes) is not int or episodes < 1:
         raise _error(source, "episodes", "use a whole number >= 1")
+    bases = seeds[::per_run]
+    tagged = "part" in data
+    runs: list[SweepRun] = []
+    for where, part in _parts(data, source):
+        for run in _part_runs(part, where, tagged):
+            runs += [
+                dataclasses.replace(run, seed=s, num_seeds=per_run, keep_every=keep_every)
+                for s in bases
+            ]
+    names = [r.name for r in runs]
+    twice = next((n for n in names if names.count(n) > 1), None)
+    if twice is not None:
+        raise _error(source, "part", f"two parts both run {twice}: give one of them another preset")
+    return Sweep(name, source, heldout, episodes, tuple(runs))
+
+
+def _part_runs(data: dict[str, Any], source: str, tagged: bool) -> list[SweepRun]:
+    """The runs of one part (or of a spec without parts), seed 0 each; `tagged`: the variant
+    names the preset (a spec with parts)."""
+    from aht_bench.envs import UnknownTaskError, resolve
+    from aht_bench.runs import RunSpec, get
+
+    methods = _strings(data, "methods", source)
+    tasks = _strings(data, "tasks", source)
+    preset = data.get("preset", "quick")
+    if not isinstance(preset, str):
+        raise _error(source, "preset", 'use a preset name, e.g. preset = "quick"')
     overrides, grid = data.get("set", {}), data.get("grid", {})
     for key, table in (("set", overrides), ("grid", grid)):
         if not isinstance(table, dict):
@@ -231,6 +323,8 @@ def parse(data: dict[str, Any], source: str = "<spec>") -> Sweep:
             raise _error(source, f"set.{method}", 'use a list of "field=value" strings')
         fixed_pairs = tuple(tuple(v.split("=", 1)) for v in fixed)
         for variant, pairs in _variants(grid.get(method), method, source):
+            if tagged:
+                variant = preset if variant == "base" else f"{preset},{variant}"
             for task_id in task_ids:
                 spec = RunSpec(method, task_id, preset, 1, 0, (), fixed_pairs + pairs)
                 try:
@@ -239,8 +333,5 @@ def parse(data: dict[str, Any], source: str = "<spec>") -> Sweep:
                     where = f"{method} on {task_id} ({variant})"
                     raise _error(source, where, str(e).strip("\"'")) from None
                 steps = algo.loop.env_steps_done(config, algo.loop.total(config))
-                runs += [
-                    SweepRun(method, task_id, s, preset, spec.overrides, variant, steps)
-                    for s in seeds
-                ]
-    return Sweep(name, source, heldout, episodes, tuple(runs))
+                runs.append(SweepRun(method, task_id, 0, preset, spec.overrides, variant, steps))
+    return runs

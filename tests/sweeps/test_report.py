@@ -199,3 +199,53 @@ def test_the_run_command_is_still_the_default_of_the_group():
         assert result.exit_code == 0, result.output
         assert "rotate  lbf-v1" in result.output
     assert CliRunner().invoke(main, ["sweep", "run", "rq4", "--dry-run"]).exit_code == 0
+
+
+MULTI_SEED = Path(__file__).parents[2] / "agents" / "rotate" / "lbf" / "result-v1.json"
+
+
+def test_a_run_of_vmapped_seeds_gives_its_cell_one_row_per_seed(tmp_path):
+    """A record that scores a run's three vmapped egos together (a multi-seed record, as
+    `seeds_per_run = 3` runs leave) is three rows of its cell, seeds 0, 1, 2; the mixed preset
+    variants of a spec with parts are their own cells."""
+    spec = {
+        "name": "refs",
+        "methods": ["fcp"],
+        "tasks": ["lbf"],
+        "seeds": 3,
+        "seeds_per_run": 3,
+        "part": [{"preset": "quick"}, {"preset": "paper"}],
+    }
+    grid = sweeps.parse(spec, "refs.toml")
+    template = json.loads(MULTI_SEED.read_text())
+    root = tmp_path / "refs"
+    sweeps.start_folder(root, grid)
+    by_hand = {}
+    for r, run in enumerate(grid.runs):
+        final = root / run.name / "policies" / "final"
+        final.mkdir(parents=True)
+        payload = copy.deepcopy(template["payload"])
+        payload["task_id"] = run.task_id
+        score = np.array([[0.1 * (k + 1) + 0.01 * m + 0.3 * r for m in range(_members(template))]
+                          for k in range(3)])  # fmt: skip
+        by_hand[run.variant] = score
+        for k, entry in enumerate(payload["agent"]["files"]):
+            ego = final / f"seed{k}-ego.safetensors"
+            ego.write_bytes(f"ego {k} of {run.name}".encode())
+            entry["sha256"] = hashlib.sha256(ego.read_bytes()).hexdigest()
+        for m, member in enumerate(payload["members"]):
+            member["returns_per_seed"] = [
+                {seats: [score[k, m] * member["upper"]] * len(ret) for seats, ret in seed.items()}
+                for k, seed in enumerate(member["returns_per_seed"])
+            ]
+        write_record(root / run.name / sweeps.RECORD, make_record(payload, {}))
+    made = report.build_report(root, reps=200)
+    assert made.labels() == ["fcp [quick]", "fcp [paper]"]
+    for variant, score in by_hand.items():
+        cell = made.cell(f"fcp [{variant}]", "lbf-v1")
+        assert cell is not None and cell.seeds == (0, 1, 2) and cell.grid == ()
+        np.testing.assert_allclose(cell.normalized, score, rtol=1e-9)
+    # one ego swapped under the record: refused, naming the file
+    (root / grid.runs[0].name / "policies" / "final" / "seed2-ego.safetensors").write_bytes(b"x")
+    with pytest.raises(sweeps.SweepError, match="seed2-ego.safetensors: another sha256"):
+        report.build_report(root)

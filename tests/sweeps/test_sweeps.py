@@ -8,6 +8,7 @@ by hand."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -108,6 +109,114 @@ def test_a_run_is_one_seed_with_the_method_overrides_then_the_variant(tmp_path):
     ]
 
 
+PARTS = """
+    name = "refs"
+    methods = ["rotate", "fcp"]
+    seeds = 3
+    seeds_per_run = 3
+    keep_every = 2
+    episodes = 2
+
+    [[part]]
+    tasks = ["lbf"]
+    preset = "quick"
+    [part.set]
+    rotate = ["iterations=2"]
+
+    [[part]]
+    methods = ["rotate"]
+    tasks = ["lbf"]
+    preset = "paper"
+"""
+
+
+def test_parts_give_tasks_their_presets_and_a_run_trains_its_seeds_vmapped(tmp_path):
+    grid = sweeps.load(_write(tmp_path, PARTS))
+    assert [r.name for r in grid.runs] == [
+        "rotate/lbf-v1/quick/seed0x3",
+        "fcp/lbf-v1/quick/seed0x3",
+        "rotate/lbf-v1/paper/seed0x3",
+    ]
+    rotate = grid.runs[0]
+    assert (rotate.preset, rotate.variant, rotate.num_seeds, rotate.seeds) == (
+        "quick",
+        "quick",
+        3,
+        (0, 1, 2),
+    )
+    assert rotate.train_args() == [
+        *("rotate", "--task", "lbf-v1", "--preset", "quick", "--seeds", "3", "--seed", "0"),
+        *("--set", "iterations=2", "--keep-every", "2"),
+    ]
+    assert grid.runs[2].overrides == () and grid.runs[2].preset == "paper"
+    # per-seed env steps: the config's budget, whatever the seed count
+    config = get("rotate").config(RunSpec("rotate", "lbf", "quick", 1, 0, (), rotate.overrides))
+    assert rotate.env_steps == get("rotate").loop.env_steps_done(config, 2)
+    six = sweeps.load(_write(tmp_path, PARTS.replace("seeds = 3", "seeds = 6")))
+    assert [r.name for r in six.runs[:2]] == [
+        "rotate/lbf-v1/quick/seed0x3",
+        "rotate/lbf-v1/quick/seed3x3",
+    ]
+
+
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        (("seeds = 3", "seeds = 4"), "seeds_per_run: use a count of seeds that 3 divides"),
+        (("seeds = 3", "seeds = [0, 1, 5]"), "seeds_per_run: use a count"),
+        (("keep_every = 2", "keep_every = 0"), "keep_every: use a whole number"),
+        (('preset = "paper"', 'preset = "quick"'), "two parts both run rotate/lbf-v1/quick"),
+        (('preset = "paper"', 'preset = "paper"\nseeds = 2'), "part 2: seeds: not a part key"),
+    ],
+)
+def test_a_bad_part_or_seed_grouping_is_refused_naming_the_key(tmp_path, change, message):
+    with pytest.raises(sweeps.SweepSpecError, match=message):
+        sweeps.load(_write(tmp_path, PARTS.replace(*change)))
+
+
+def test_a_run_of_vmapped_seeds_is_scored_with_all_its_egos_and_a_spec_may_grow(tmp_path):
+    first = """
+        name = "refs"
+        methods = ["fcp"]
+        seeds = 3
+        seeds_per_run = 3
+        keep_every = 2
+        episodes = 2
+
+        [[part]]
+        tasks = ["lbf"]
+        preset = "quick"
+    """
+    grid = sweeps.load(_write(tmp_path, first, "first.toml"))
+    command, root = _fake(tmp_path), tmp_path / "sweep"
+    assert _run(grid, root, command) == {"fcp/lbf-v1/quick/seed0x3": "trained"}
+    train, evaluate = _calls(tmp_path)
+    assert train[train.index("--seeds") + 1] == "3" and "--keep-every" in train
+    folder = root / "fcp/lbf-v1/quick/seed0x3"
+    assert evaluate[1:4] == [
+        str(folder / f"policies/final/seed{k}-ego.safetensors") for k in range(3)
+    ]
+    assert evaluate[4:6] == ["--task", "lbf-v1"]
+    # the whole spec adds runs: only they run, and sweep.json lists every run
+    grown = sweeps.load(
+        _write(
+            tmp_path, PARTS.replace('methods = ["rotate", "fcp"]', 'methods = ["fcp", "rotate"]')
+        )
+    )
+    done = _run(grown, root, command, workers=1)
+    assert done == {
+        "fcp/lbf-v1/quick/seed0x3": "skipped",
+        "rotate/lbf-v1/quick/seed0x3": "trained",
+        "rotate/lbf-v1/paper/seed0x3": "trained",
+    }
+    held = json.loads((root / "sweep.json").read_text())["runs"]
+    assert [r["name"] for r in held] == [r.name for r in grown.runs]
+    assert held[0]["num_seeds"] == 3 and held[0]["keep_every"] == 2
+    # growing back to the first spec would drop runs: refused
+    with pytest.raises(sweeps.SweepError, match="holds another sweep"):
+        _run(grid, root, command)
+
+
 @pytest.mark.parametrize(
     "body,message",
     [
@@ -191,7 +300,8 @@ if args[0] == "train":
     if stop.exists() and stop.read_text() in " ".join(args) and "--resume" not in args:
         sys.exit(130)
     (out / "policies" / "final").mkdir(parents=True, exist_ok=True)
-    (out / "policies" / "final" / "seed0-ego.safetensors").write_text("ego")
+    for k in range(int(args[args.index("--seeds") + 1])):
+        (out / "policies" / "final" / f"seed{k}-ego.safetensors").write_text("ego")
 else:
     out.write_text(json.dumps({"agent": args[1]}))
 """
@@ -269,9 +379,12 @@ def test_a_failed_evaluation_names_the_run_and_a_changed_spec_is_refused(tmp_pat
         _run(grid, root, command, workers=1)
     run = next(r for r in grid.runs if r.name == "fcp/lbf-v1/base/seed1")
     assert sweeps.state_of(root, run) == "trained"  # evaluated again next time, not retrained
-    other = sweeps.load(_tiny_spec(tmp_path), seeds=3)
+    other = sweeps.load(_tiny_spec(tmp_path), seeds=1)  # drops the seed-1 runs
     with pytest.raises(sweeps.SweepError, match="holds another sweep"):
         _run(other, root, command)
+    changed = dataclasses.replace(grid, heldout="v1")
+    with pytest.raises(sweeps.SweepError, match="holds another sweep"):
+        _run(changed, root, command)  # another heldout set
     (tmp_path / "junk").mkdir()
     (tmp_path / "junk" / "x").write_text("")
     with pytest.raises(sweeps.SweepError, match="not empty and holds no sweep"):
@@ -395,7 +508,8 @@ if args[0] == "train":
         time.sleep(120)  # until its Ray worker is killed (and it with it)
         sys.exit(1)
     (out / "policies" / "final").mkdir(parents=True, exist_ok=True)
-    (out / "policies" / "final" / "seed0-ego.safetensors").write_text("ego")
+    for k in range(int(args[args.index("--seeds") + 1])):
+        (out / "policies" / "final" / f"seed{k}-ego.safetensors").write_text("ego")
 else:
     out.write_text("{}")
 """
