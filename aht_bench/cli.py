@@ -511,10 +511,12 @@ def _shard_seeds(devices: int, num_seeds: int, group: int | None) -> None:
 @click.option("--task", type=TASK, default=None, help="Task id or alias.")
 @click.option(
     "--preset",
-    type=click.Choice(["quick", "paper", "sabotage"]),
+    type=click.Choice(["quick", "medium", "paper", "sabotage"]),
     default=None,
-    help="quick: minutes on two CPU cores; paper: the paper's hyperparameter table (GPU "
-    "scale); sabotage: rotate on the sabotage game (--task sabotage) only. [default: quick]",
+    help="quick: minutes on two CPU cores; medium (ROTATE and the baselines): a tenth of the "
+    "paper's env steps at quick's per-step settings, about an hour for three seeds on two CPU "
+    "cores; paper: the paper's hyperparameter table (cluster scale); sabotage: rotate on the "
+    "sabotage game (--task sabotage) only. [default: quick]",
 )
 @click.option(
     "--seeds",
@@ -576,6 +578,15 @@ def _shard_seeds(devices: int, num_seeds: int, group: int | None) -> None:
     "parameters to the bit on one device or several: 4 seeds on --devices 2 equal 4 seeds "
     "on one device with --seed-group 2.",
 )
+@click.option(
+    "--keep-every",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Also save the egos as policy files every this many iterations (ippo/br/ego: the "
+    "learners every this many updates) into policies/iteration-NNNNNN/ (update-NNNNNN/), e.g. "
+    "to score the ego against a development set as it trains (benchmarks/budget_study.py). "
+    "The parameters trained do not change.",
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
 def train(
@@ -592,6 +603,7 @@ def train(
     checkpoint_seconds: float,
     devices: int,
     seed_group: int | None,
+    keep_every: int | None,
     no_progress: bool,
     debug: bool,
 ) -> None:
@@ -646,6 +658,7 @@ def train(
             resume=resume,
             checkpoint_every_updates=checkpoint_every,
             checkpoint_every_s=checkpoint_seconds,
+            keep_every=keep_every,
             progress=not no_progress,
         )
     except runs.TrainingInterrupted as e:
@@ -1321,8 +1334,9 @@ def heldout() -> None:
     help="Set version: v1 (IPPO, BRDiv and heuristic members), v2 (the same on lbf-v1 and "
     "the v2 Overcooked tasks, with Bounds v2), human-proxy-v1 (on the v1 Overcooked tasks), "
     "human-proxy-v2 or human-proxy-v3 (on the v2 ones; v3 counts the example agents at the "
-    "upper end of their CI), or human-proxy-play-<label> (cloned from episodes people played, "
-    "--episodes).",
+    "upper end of their CI), human-proxy-play-<label> (cloned from episodes people played, "
+    "--episodes), or dev (a development set of a v2 Overcooked task: the v2 recipe with other "
+    "seeds and heuristics, smaller; for tuning, never published).",
 )
 @click.option(
     "--out",
@@ -1410,6 +1424,9 @@ def heldout_build(
 
         added = ho.lock_new(folder)
         click.echo(f"locked {added} files in {ho.lock_path(folder)}")
+        if version == "dev":
+            click.echo(f"{folder} is a development set (--teammates dev); it is never pinned")
+            return
         click.echo(
             "to publish it, pin its lock: add this line to PINNED in "
             "aht_bench/evaluation/pins.py (until then it loads as a development set)\n"

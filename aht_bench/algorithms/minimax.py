@@ -165,7 +165,30 @@ def _quick(task_id: str) -> MinimaxConfig:
     )
 
 
-PRESETS: dict[str, dict[str, MinimaxConfig]] = presets.per_task({"paper": _paper, "quick": _quick})
+def _medium(task_id: str) -> MinimaxConfig:
+    """The paper's iterations with a tenth of its teammate and ego steps each (`presets.
+    medium_units`: that is more than quick's iteration), quick's per-step settings; whole
+    updates of 64 x 128 steps."""
+    quick = _quick(task_id)
+    row = paper_tables.MINIMAX[task_id]
+    iterations, _ = presets.medium_units(
+        row.iterations,
+        row.teammate_timesteps + row.ego_timesteps,
+        quick.teammate_timesteps + quick.ego_timesteps,
+    )
+    share = presets.MEDIUM_FRACTION * row.iterations / iterations  # of each paper iteration
+    batch = quick.num_envs * quick.rollout_length
+    return dataclasses.replace(
+        quick,
+        iterations=iterations,
+        teammate_timesteps=presets.whole(share * row.teammate_timesteps, batch),
+        ego_timesteps=presets.whole(share * row.ego_timesteps, batch),
+    )
+
+
+PRESETS: dict[str, dict[str, MinimaxConfig]] = presets.per_task(
+    {"paper": _paper, "quick": _quick, "medium": _medium}
+)
 """preset name -> task id -> config."""
 
 

@@ -200,6 +200,47 @@ def quick_open_ended(task_id: str) -> dict[str, Any]:
     return {**quick_rollouts(task_id), "teammate_ppo": QUICK_PPO, "ego_ppo": QUICK_EGO_PPO}
 
 
+# medium: sized to two CPU cores for the reference agents on v2 (issue 51; the budget study in
+# benchmarks/results/budget_study_v2.md): quick's per-step settings, the paper's structure as
+# far as a tenth of its env steps allows. Every method's medium preset trains MEDIUM_FRACTION
+# of its paper preset's env steps per seed (each card states the exact fraction).
+MEDIUM_FRACTION = 0.1
+"""The env steps per seed of every `medium` preset, as a fraction of the method's `paper`
+preset on the same task."""
+
+
+def medium_units(
+    paper_units: int, paper_unit_steps: float, quick_unit_steps: float
+) -> tuple[int, float]:
+    """(units, env steps per unit) of a method's `medium` preset, a unit being what the method
+    repeats (an open-ended iteration, a generated teammate, a population member): the paper's
+    `paper_units` units of `MEDIUM_FRACTION` x `paper_unit_steps` each when that is at least
+    quick's `quick_unit_steps` (what the quick presets found a unit needs on two cores), else
+    as many units of quick's size as `MEDIUM_FRACTION` of the paper's steps buys (at least 1)."""
+    unit = MEDIUM_FRACTION * paper_unit_steps
+    if unit >= quick_unit_steps:
+        return paper_units, unit
+    total = MEDIUM_FRACTION * paper_units * paper_unit_steps
+    return max(1, round(total / quick_unit_steps)), quick_unit_steps
+
+
+def whole(steps: float, batch: int) -> int:
+    """`steps` rounded to whole updates of `batch` env steps (at least one)."""
+    return max(1, round(steps / batch)) * batch
+
+
+def medium_ego(task_id: str) -> EgoConfig:
+    """The ego stage of the two-stage methods' `medium` presets (FCP, BRDiv, CoMeDi): the
+    `ego` quick preset's per-step settings at `MEDIUM_FRACTION` of the paper's ego steps, with
+    the open-ended methods' constant ego learning rate (`QUICK_EGO_PPO`: the paper's egos do not
+    anneal, Table ppo_ego_tm_hyperparams)."""
+    quick = _quick_ego(task_id)
+    steps = MEDIUM_FRACTION * paper_tables.EGO[task_id].timesteps
+    return dataclasses.replace(
+        quick, total_timesteps=whole(steps, quick.batch_size), ppo=QUICK_EGO_PPO
+    )
+
+
 def _quick(cls: type[RunConfig], task_id: str) -> RunConfig:
     return cls(
         task_id=task_id,

@@ -101,3 +101,42 @@ def test_v2_presets_are_their_v1_layouts_rows_on_the_v2_task():
                 assert new.teammate_objective == "eq7", (where, v2)
             checked += 1
     assert checked >= 5 * (len(tables) - 1)
+
+
+def test_medium_units_keeps_the_papers_count_or_quicks_unit():
+    # a tenth of the paper's 10 units of 8 steps is 0.8 per unit: above quick's 0.5, kept
+    assert presets.medium_units(10, 8.0, 0.5) == (10, 0.8)
+    # below quick's 2.0: as many 2.0-step units as a tenth of 10 x 8 = 8 steps buys
+    assert presets.medium_units(10, 8.0, 2.0) == (4, 2.0)
+    assert presets.medium_units(1, 1.0, 5.0) == (1, 5.0)  # at least one unit
+    assert presets.whole(10_000, 4096) == 8192 and presets.whole(1, 4096) == 4096
+
+
+def test_every_methods_medium_preset_is_a_tenth_of_its_paper_budget_at_quick_settings():
+    from aht_bench.runs import RunSpec, get
+
+    methods = ("rotate", "fcp", "brdiv", "comedi", "paired", "minimax", "cole")
+    for method in methods:
+        algo = get(method)
+        assert "medium" in algo.presets
+        for task_id in presets.PAPER_TASKS_V2:
+            steps = {}
+            for name in ("quick", "medium", "paper"):
+                config = algo.config(RunSpec(method, task_id, name))
+                steps[name] = algo.loop.env_steps_done(config, algo.loop.total(config))
+                if name == "quick":
+                    quick = config
+                if name == "medium":
+                    medium = config
+            fraction = steps["medium"] / steps["paper"]
+            assert 0.09 <= fraction <= 0.11, (method, task_id, fraction)
+            assert steps["medium"] > steps["quick"], (method, task_id)
+            # quick's per-step settings: its envs and rollout length
+            for field in ("num_envs", "rollout_length"):
+                if hasattr(quick, field):
+                    assert getattr(medium, field) == getattr(quick, field), (method, field)
+    rotate = get("rotate").config(RunSpec("rotate", "lbf", "medium"))
+    assert rotate.teammate_objective == "eq7" and rotate.iterations == 7
+    assert rotate.ego_ppo.anneal_lr is False
+    fcp = get("fcp").config(RunSpec("fcp", "cramped_room", "medium"))
+    assert fcp.ego_ppo == presets.QUICK_EGO_PPO and fcp.num_ippo_seeds == 6

@@ -6,6 +6,7 @@ aht_bench.algorithms only.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from aht_bench.algorithms.brdiv.config import (
@@ -78,5 +79,28 @@ def _quick(task_id: str) -> BRDivConfig:
     )
 
 
-PRESETS: dict[str, dict[str, BRDivConfig]] = presets.per_task({"paper": _paper, "quick": _quick})
+_MEDIUM_ITERATIONS = 8  # ours: each stage in 8 iterations (checkpoints, --keep-every curves)
+
+
+def _medium(task_id: str) -> BRDivConfig:
+    """The paper's population size and a tenth of its generation steps (whole updates of quick's
+    32 envs x 128 steps per pair), quick's PPO settings, the medium ego stage
+    (`presets.medium_ego`)."""
+    quick = _quick(task_id)
+    row = paper_tables.BRDIV[task_id]
+    n = row.population_size
+    batch = n * n * quick.num_envs * quick.rollout_length
+    return dataclasses.replace(
+        quick,
+        population_size=n,
+        generation_timesteps=presets.whole(presets.MEDIUM_FRACTION * row.timesteps, batch),
+        **presets.flat_ego(presets.medium_ego(task_id)),
+        generation_iterations=_MEDIUM_ITERATIONS,
+        ego_iterations=_MEDIUM_ITERATIONS,
+    )
+
+
+PRESETS: dict[str, dict[str, BRDivConfig]] = presets.per_task(
+    {"paper": _paper, "quick": _quick, "medium": _medium}
+)
 """preset name -> task id -> config."""

@@ -6,6 +6,8 @@ aht_bench.algorithms only.
 
 from __future__ import annotations
 
+import dataclasses
+
 from aht_bench.algorithms.cole.config import (
     ColeConfig,
 )
@@ -54,5 +56,22 @@ def _quick(task_id: str) -> ColeConfig:
     )
 
 
-PRESETS: dict[str, dict[str, ColeConfig]] = presets.per_task({"paper": _paper, "quick": _quick})
+def _medium(task_id: str) -> ColeConfig:
+    """The paper's population with a tenth of its steps per member where that is more than
+    quick's member, else more members of quick's size (`presets.medium_units`); whole updates of
+    2 x 64 envs x 128 steps, quick's settings."""
+    quick = _quick(task_id)
+    row = paper_tables.COLE[task_id]
+    members, steps = presets.medium_units(
+        row.population_size, row.timesteps_per_iteration, quick.timesteps_per_iteration
+    )
+    batch = 2 * quick.num_envs * quick.rollout_length
+    return dataclasses.replace(
+        quick, population_size=members, timesteps_per_iteration=presets.whole(steps, batch)
+    )
+
+
+PRESETS: dict[str, dict[str, ColeConfig]] = presets.per_task(
+    {"paper": _paper, "quick": _quick, "medium": _medium}
+)
 """preset name -> task id -> config."""

@@ -74,7 +74,29 @@ def _quick(task_id: str) -> CoMeDiConfig:
     )
 
 
-PRESETS: dict[str, dict[str, CoMeDiConfig]] = presets.per_task({"paper": _paper, "quick": _quick})
+def _medium(task_id: str) -> CoMeDiConfig:
+    """The paper's 10 teammates with a tenth of its steps each (`presets.medium_units`: more
+    than quick's teammate), whole updates of quick's rollouts, quick's PPO settings; the
+    medium ego stage (`presets.medium_ego`) in the paper preset's 10 chunks."""
+    quick = _quick(task_id)
+    row = paper_tables.COMEDI[task_id]
+    teammates, steps = presets.medium_units(
+        10, row.timesteps_per_iteration, quick.teammate_timesteps
+    )
+    batch = ROLLOUTS_PER_UPDATE * quick.num_envs * quick.rollout_length
+    ego = presets.medium_ego(task_id)
+    return dataclasses.replace(
+        quick,
+        population_size=teammates,
+        teammate_timesteps=presets.whole(steps, batch),
+        **presets.flat_ego(ego, "total_timesteps", "ppo"),
+        ego_iterations=_PAPER_EGO_ITERATIONS,
+    )
+
+
+PRESETS: dict[str, dict[str, CoMeDiConfig]] = presets.per_task(
+    {"paper": _paper, "quick": _quick, "medium": _medium}
+)
 """preset name -> task id -> config."""
 
 

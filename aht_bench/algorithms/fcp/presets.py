@@ -6,6 +6,8 @@ aht_bench.algorithms only.
 
 from __future__ import annotations
 
+import dataclasses
+
 from aht_bench.algorithms.fcp.config import (
     FCPConfig,
 )
@@ -80,5 +82,27 @@ def _quick(task_id: str) -> FCPConfig:
     )
 
 
-PRESETS: dict[str, dict[str, FCPConfig]] = presets.per_task({"paper": _paper, "quick": _quick})
+_MEDIUM_EGO_ITERATIONS = 8  # ours: the ego stage in 8 chunks (checkpoints, --keep-every curves)
+
+
+def _medium(task_id: str) -> FCPConfig:
+    """As many IPPO teams of quick's size as a tenth of the paper's team steps buys
+    (`presets.medium_units`; a tenth of the paper's 2-4M-step team is below quick's), the
+    paper's 5 checkpoints each, and the medium ego stage (`presets.medium_ego`)."""
+    quick = _quick(task_id)
+    row = paper_tables.FCP[task_id]
+    teams, _ = presets.medium_units(row.seeds, row.timesteps_per_agent, quick.teammate_timesteps)
+    ego = presets.medium_ego(task_id)
+    return dataclasses.replace(
+        quick,
+        num_ippo_seeds=teams,
+        num_checkpoints=row.checkpoints,
+        **presets.flat_ego(ego, "total_timesteps", "ppo"),
+        ego_iterations=_MEDIUM_EGO_ITERATIONS,
+    )
+
+
+PRESETS: dict[str, dict[str, FCPConfig]] = presets.per_task(
+    {"paper": _paper, "quick": _quick, "medium": _medium}
+)
 """preset name -> task id -> config."""

@@ -6,6 +6,8 @@ aht_bench.algorithms only.
 
 from __future__ import annotations
 
+import dataclasses
+
 from aht_bench.algorithms.paired.config import (
     PairedConfig,
 )
@@ -45,5 +47,23 @@ def _quick(task_id: str) -> PairedConfig:
     )
 
 
-PRESETS: dict[str, dict[str, PairedConfig]] = presets.per_task({"paper": _paper, "quick": _quick})
+def _medium(task_id: str) -> PairedConfig:
+    """A tenth of the paper's steps in its 10 iterations (`presets.medium_units`: more than
+    quick's iteration), whole lockstep updates of 2 x 64 envs x 128 steps, quick's settings."""
+    quick = _quick(task_id)
+    paper = _paper(task_id)
+    iterations, steps = presets.medium_units(
+        paper.iterations,
+        paper.total_timesteps / paper.iterations,
+        quick.total_timesteps / quick.iterations,
+    )
+    per_iteration = presets.whole(steps, 2 * quick.num_envs * quick.rollout_length)
+    return dataclasses.replace(
+        quick, iterations=iterations, total_timesteps=iterations * per_iteration
+    )
+
+
+PRESETS: dict[str, dict[str, PairedConfig]] = presets.per_task(
+    {"paper": _paper, "quick": _quick, "medium": _medium}
+)
 """preset name -> task id -> config."""
