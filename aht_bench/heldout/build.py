@@ -98,7 +98,7 @@ def recipe(task: str | Task, version: str | None = None) -> Recipe:
 
     task_id = envs.task(task).id
     if version is None:
-        have = [v for v, table in recipes.RECIPES.items() if task_id in table]
+        have = [v for v, table in recipes.RECIPES.items() if task_id in table and v != recipes.DEV]
         version = have[-1] if have else next(iter(recipes.RECIPES))
     if version not in recipes.RECIPES:
         raise HeldoutBuildError(
@@ -217,7 +217,7 @@ def _ippo_candidates(
                 continue
             if accepted == source.seeds:
                 break
-            seed = IPPO_SEED + source.seed_offset + k
+            seed = rec.seed_base + IPPO_SEED + source.seed_offset + k
             name = f"{source.prefix}_{k}"
             # the quick preset's files keep the name they had before presets were recorded
             stem = (
@@ -356,7 +356,7 @@ def _brdiv_candidates(
     for run in range(source.runs):
         if only is not None and run != only:
             continue
-        seed = BRDIV_SEED + run
+        seed = rec.seed_base + BRDIV_SEED + run
         n = source.population_size
         steps = n * n * source.num_envs * source.rollout_length * source.generation_updates
         extra: dict[str, Any] = {}
@@ -533,7 +533,7 @@ def _cached_br(path: Path, cand: Candidate, partner: str, log: Log) -> tuple[Any
 
 def _br_file(rec: Recipe, c: int, name: str, seat: int, work: Path) -> tuple[int, Path]:
     """Seed and cache file of the best response to candidate number `c` (`name`) in `seat`."""
-    seed = BR_SEED + 10 * c + seat
+    seed = rec.seed_base + BR_SEED + 10 * c + seat
     tag = ("" if rec.br_preset == "quick" else f"-{rec.br_preset}") + _shaping_tag(rec.shaping)
     if rec.br_plateau is not None:
         plateau = rec.br_plateau
@@ -1125,9 +1125,9 @@ def _recipe_record(rec: Recipe, version: str, seconds: float) -> dict[str, Any]:
         "command": f"aht-bench heldout build --task {rec.task_id} --version {version}",
         "definition": _jsonable(dataclasses.asdict(rec)),
         "seeds": {
-            "ippo": f"{IPPO_SEED} + source seed_offset + team",
-            "brdiv": f"{BRDIV_SEED} + run",
-            "best_response": f"{BR_SEED} + 10 * candidate index + seat",
+            "ippo": f"{rec.seed_base + IPPO_SEED} + source seed_offset + team",
+            "brdiv": f"{rec.seed_base + BRDIV_SEED} + run",
+            "best_response": f"{rec.seed_base + BR_SEED} + 10 * candidate index + seat",
         },
         "evaluation": {
             "episodes_per_seating": rec.episodes,

@@ -156,6 +156,9 @@ class Recipe:
     """The paper's upper bounds (Table normalization_bounds) for its members of the same kinds,
     averaged over members of one kind, in our units (LBF: our return is half the fraction of
     food eaten, 0.5 = all; the paper's percent / 200); for the comparison table only."""
+    seed_base: int = 0
+    """Added to every seed the build draws (IPPO_SEED, BRDIV_SEED, BR_SEED): a development set
+    built by a heldout recipe trains other learners than the heldout set's (`DEV_SEED_BASE`)."""
 
 
 # coord_ring, forced_coord, counter_circuit: the paper's IPPO hyperparameters (8 envs x 400 steps,
@@ -389,5 +392,52 @@ V2: dict[str, Recipe] = {
 }
 """task id -> the v2 recipe (Bounds v2; lbf-v1 and the overcooked-<layout>-v2 tasks)."""
 
-RECIPES: dict[str, dict[str, Recipe]] = {"v1": V1, "v2": V2}
-"""version -> task id -> recipe."""
+DEV = "dev"
+"""The version of development sets: never published, never pinned (they may change)."""
+DEV_SEED_BASE = -1000
+"""`Recipe.seed_base` of the v2 development sets: IPPO 8100 + k, BRDiv 8200 + run, best
+responses 8300 + 10 * candidate + seat; disjoint from the heldout sets' (9100+), the heuristic
+development sets' best responses (7000+) and the reference runs' (small seeds from 0)."""
+
+# The heuristics of each v2 development set: the kinds of the heldout set's, other parameters
+# (the probability p of putting a held item on a counter; forced_coord needs p > 0 to pass).
+_DEV_HEURISTICS = {
+    "cramped_room": ("independent_agent_0.2", "onion_agent_0.3", "plate_agent_0.3"),
+    "asymm_advantages": ("independent_agent_0.2", "onion_agent_0.2", "plate_agent_0.2"),
+    "coord_ring": ("independent_agent_0.3", "onion_agent_0.3", "plate_agent_0.3"),
+    "forced_coord": ("independent_agent_0.3", "independent_agent_0.9"),
+    "counter_circuit": ("independent_agent_0.5", "onion_agent_0.5", "plate_agent_0.5"),
+}
+
+
+def _overcooked_dev(layout: str) -> Recipe:
+    """The development set of `overcooked-<layout>-v2`: the v2 heldout recipe (the same kinds of
+    member, training settings and Bounds v2 rules) with other seeds (`DEV_SEED_BASE`), other
+    heuristic parameters (`_DEV_HEURISTICS`, no extra partners), and smaller, to cost less on
+    two CPU cores: two IPPO teams and one BRDiv run of two confederates, best responses for at
+    most 4 chunks. For choosing settings (issue 51's budget study); never for final numbers."""
+    v2 = V2[f"overcooked-{layout}-v2"]
+    ippo = tuple(dataclasses.replace(source, seeds=min(2, source.seeds)) for source in v2.ippo)
+    brdiv = None if v2.brdiv is None else dataclasses.replace(v2.brdiv, population_size=2)
+    plateau = v2.br_plateau
+    assert plateau is not None
+    return dataclasses.replace(
+        v2,
+        version=DEV,
+        ippo=ippo,
+        brdiv=brdiv,
+        heuristics=_DEV_HEURISTICS[layout],
+        extra_partners=(),
+        br_plateau=dataclasses.replace(plateau, max_timesteps=4 * v2.br_timesteps),
+        paper_bounds=(),
+        seed_base=DEV_SEED_BASE,
+    )
+
+
+DEV_RECIPES: dict[str, Recipe] = {
+    f"overcooked-{layout}-v2": _overcooked_dev(layout) for layout in _DEV_HEURISTICS
+}
+"""task id -> the recipe of its development set (`heldout/<task_id>/dev`)."""
+
+RECIPES: dict[str, dict[str, Recipe]] = {"v1": V1, "v2": V2, DEV: DEV_RECIPES}
+"""version -> task id -> recipe (`DEV`: development sets, never a default)."""

@@ -185,6 +185,7 @@ def test_v1_recipes_are_unchanged_by_v2():
         "br_plateau": None,
         "example_agents": [],
         "task_maximum": None,
+        "seed_base": 0,
     }
     assert all(not hb._bounds_v2(r) for r in recipes.V1.values())
     lbf = hb.recipe("lbf", "v2")
