@@ -682,12 +682,17 @@ def train(
         raise
     except Exception as e:
         raise _internal_error(e, debug) from None
+    click.echo(_trained(outcome, algo.loop.curve_label))
+
+
+def _trained(outcome: Any, curve_label: str) -> str:
+    """What `train` prints when a run is done."""
     returns = ", ".join(f"{r:.4g}" for r in outcome.final_return)
     unit = outcome.unit
-    click.echo(
+    return (
         f"done: {outcome.updates} {unit}s, {outcome.env_steps:,} env steps per seed in "
         f"{outcome.train_seconds:.0f}s of training\n"
-        f"mean {algo.loop.curve_label} over the last 10% of {unit}s, per seed: {returns}\n"
+        f"mean {curve_label} over the last 10% of {unit}s, per seed: {returns}\n"
         f"wrote {outcome.out}/ (curve.png, metrics.jsonl, policies/final/: "
         f"{len(outcome.policies)} policy files)"
     )

@@ -20,17 +20,17 @@ minibatches; the three seeds vmapped, keys `jax.random.split(jax.random.PRNGKey(
 
 `score` evaluates every kept ego (the three seeds together) against the task's development
 set, `heldout/lbf-v1/dev` and `heldout/overcooked-cramped_room-v2/dev`, never the heldout set,
-with `--episodes` episodes per member and seating; each record goes next to the policies
-(`policies/iteration-NNNNNN/dev.json`). `report` writes the study: per run and iteration the
-generated teammates' self-play return (ROTATE: `sp_return` of the iteration's new teammate;
-FCP: the IPPO teams' self-play return), the ego's mean normalised return against the
-development set with its 95% CI over seeds, and the training wall time, as tables and curves.
+with `--episodes` episodes per member and seating (`aht-bench experiment diagnose --dev`); each
+record goes next to the policies (`policies/iteration-NNNNNN/dev.json`). `report` writes the
+study: per run and iteration the generated teammates' self-play return (ROTATE: `sp_return` of
+the iteration's new teammate; FCP: the IPPO teams' self-play return), the ego's mean normalised
+return against the development set with its 95% CI over seeds, and the training wall time, as
+tables and curves.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 import time
@@ -97,38 +97,21 @@ def train(runs: Path, tasks: list[str]) -> int:
     return 0
 
 
-def kept(run: Path) -> list[Path]:
-    """The run's kept iteration folders, in order."""
-    return sorted((run / "policies").glob("iteration-*"))
-
-
 def score(runs: Path, tasks: list[str], episodes: int) -> int:
+    """Every kept ego of the study's runs against the task's development set, with the
+    diagnostics of each run (`aht-bench experiment diagnose RUN --dev dev`: the ego's curve,
+    the generated teammates' self-play return, `diagnostics.png` in the run folder)."""
     cli = _cli()
-    for name, args in runs_of(tasks):
+    for name, _ in runs_of(tasks):
         run = runs / name
-        task = args[args.index("--task") + 1]
-        for folder in kept(run):
-            record = folder / "dev.json"
-            egos = [folder / f"seed{s}-ego.safetensors" for s in range(NUM_SEEDS)]
-            if record.is_file() or not all(e.is_file() for e in egos):
-                continue
-            if name.startswith("fcp") and not _fcp_ego_started(run, folder):
-                continue
-            command = [cli, "evaluate", *map(str, egos), "--task", task]
-            command += ["--teammates", DEV_SET, "--episodes", str(episodes)]
-            command += ["--out", str(record), "--no-plot", "--no-progress"]
-            print(f"{time.strftime('%H:%M:%S')} {name} {folder.name}", flush=True)
-            rc = subprocess.call(command, stdout=subprocess.DEVNULL)
-            if rc:
-                print(f"evaluate of {folder} exited with {rc}", file=sys.stderr)
-                return rc
+        if not (run / "metrics.jsonl").is_file():
+            continue
+        print(f"{time.strftime('%H:%M:%S')} {name}", flush=True)
+        command = [cli, "experiment", "diagnose", str(run), "--dev", DEV_SET]
+        rc = subprocess.call([*command, "--episodes", str(episodes)])
+        if rc:
+            return rc
     return 0
-
-
-def _fcp_ego_started(run: Path, folder: Path) -> bool:
-    """Whether the FCP iteration kept in `folder` is one of the ego stage's."""
-    config = json.loads((run / "run.json").read_text())["config"]
-    return int(folder.name.split("-")[1]) > int(config["num_ippo_seeds"])
 
 
 def main() -> int:

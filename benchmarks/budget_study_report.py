@@ -51,7 +51,7 @@ def _dev(run: Path, iteration: int) -> dict[str, Any] | None:
         "score": mean["value"],
         "ci": mean["ci"],
         "base_return": sum(returns) / len(returns),
-        "set": payload["teammate_set"]["set_id"],
+        "set": payload["teammate_set"]["id"],
         "episodes": payload["protocol"]["episodes"],
     }
 

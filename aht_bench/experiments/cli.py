@@ -213,3 +213,73 @@ def sabotage_table(summary: Path, docs: Path | None) -> None:
     except (ValueError, KeyError) as e:
         raise click.UsageError(f"{summary} -> {docs}: {e}") from None
     click.echo(f"wrote the table of {summary} into {docs}")
+
+
+@experiment.command(
+    epilog="\b\nExit codes:\n  0  written\n  1  internal error (a bug in aht-bench)\n"
+    "  2  usage error (not a run folder of ROTATE or a baseline, a bad record or set)\n"
+    "130  Ctrl-C (the iterations already scored keep their dev.json)"
+)
+@click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--record",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="A result record of the run's egos (aht-bench evaluate ... --out R, or a sweep run's "
+    "result.json) for the return per seat with each member.",
+)
+@click.option(
+    "--dev",
+    default=None,
+    metavar="SET",
+    help="Score every kept iteration's egos (train --keep-every) against this teammate set of "
+    "the task first, e.g. dev (a development set; never the heldout set). Default: use the "
+    "dev.json records already there.",
+)
+@click.option(
+    "--episodes",
+    type=click.IntRange(min=1),
+    default=16,
+    show_default=True,
+    help="With --dev: episodes per member and seating.",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Folder for diagnostics.png and diagnostics.json. [default: RUN]",
+)
+def diagnose(
+    run: Path, record: Path | None, dev: str | None, episodes: int, out: Path | None
+) -> None:
+    """Diagnostics of a run of ROTATE or a baseline: the ego's learning curve (training return;
+    with kept iterations, its score against a development set), what the method generated per
+    iteration (the teammates' self-play return, ...) and the return per seat.
+
+    \b
+    aht-bench experiment diagnose runs/rotate-cr --dev dev --record runs/rotate-cr/result.json
+
+    Says whether the ego's curve was still rising at the end (the rule is in
+    diagnostics.json). See docs/training.md.
+    """
+    from aht_bench.experiments import diagnostics
+
+    if not (run / "run.json").is_file():
+        raise click.BadParameter(f"{run} holds no run (no run.json)", param_hint="RUN")
+    try:
+        if dev is not None:
+            diagnostics.score_kept(run, dev, episodes, log=lambda m: click.echo(m, err=True))
+        found = diagnostics.diagnose(run, record=record)
+    except ValueError as e:  # incl. a teammate set or record that fails its checks
+        raise click.UsageError(str(e)) from None
+    except KeyboardInterrupt:
+        click.echo("interrupted: the iterations already scored keep their dev.json", err=True)
+        raise click.exceptions.Exit(EXIT_SIGINT) from None
+    files = diagnostics.write(found, out or run)
+    rise = {True: "still rising", False: "not rising", None: "too short to tell"}
+    click.echo(
+        f"{found.method} ({found.preset}) on {found.task_id}: {len(found.iterations)} "
+        f"iterations, {len(found.dev)} scored on a development set; the ego's curve is "
+        f"{rise[found.still_rising]} at the end ({found.rising_from})"
+    )
+    click.echo("wrote " + ", ".join(str(f) for f in files))
