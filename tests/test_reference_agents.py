@@ -212,3 +212,102 @@ def test_paper_comparison_reports_percent_eaten_over_seeds(tmp_path: Path):
     out = tmp_path / "table.md"
     assert comparison.main(["--out", str(out)]) == 0
     assert f"{got[0]:.1f} [{got[1]:.1f}, {got[2]:.1f}]" in out.read_text()
+
+
+def _import(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, AGENTS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+reference_v2 = _import("reference_v2")
+BUNDLES_V2 = sorted(p.parent for p in AGENTS.glob("*/*/v2/card.json"))
+
+
+@pytest.mark.parametrize("folder", BUNDLES_V2, ids=lambda p: f"{p.parents[1].name}-{p.parent.name}")
+def test_v2_bundle_matches_its_card_and_is_what_its_preset_trains_today(folder: Path):
+    card = json.loads((folder / "card.json").read_text())
+    method, task = folder.parents[1].name, folder.parent.name
+    assert card["protocol"] == "v2" and card["algorithm"] == method
+    assert card["task_id"] == reference_v2.TASKS[task] and card["num_seeds"] >= 3
+    for name, sha in card["files"].items():
+        assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == sha, name
+    record = json.loads((folder / "result-v2.json").read_text())["payload"]
+    scored = [f["sha256"] for f in record["agent"]["files"]]
+    assert scored == [card["files"][f"seed{s}-ego.safetensors"] for s in range(card["num_seeds"])]
+    spec = RunSpec(method, card["task_id"], card["preset"], card["num_seeds"])
+    now = spec.config()
+    assert _config_mismatches(_recorded(card, now), now) == []
+    assert 0 < card["fraction_of_paper_env_steps"] <= 1
+
+
+def _fake_sweep(root: Path) -> dict:
+    """A references_v2 sweep folder whose first run (ROTATE medium on LBF) has trained three
+    tiny egos and has a record that scores exactly those files."""
+    from aht_bench import sweeps
+    from aht_bench.evaluation.record import make_record, write_record
+
+    grid = sweeps.load("references_v2")
+    sweeps.start_folder(root, grid)
+    run = grid.runs[0]
+    assert (run.method, run.task_id, run.preset) == ("rotate", "lbf-v1", "medium")
+    folder = root / run.name
+    config = RunSpec("rotate", "lbf-v1", "medium", 3).config()
+    spec = {"algorithm": "rotate", "task_id": "lbf-v1", "preset": "medium", "num_seeds": 3,
+            "seed": 0, "teammates": [], "overrides": []}  # fmt: skip
+    final = folder / "policies" / "final"
+    final.mkdir(parents=True)
+    held = {"package_version": "0.1.0", "jax_version": jax.__version__, "spec": spec}
+    (folder / "run.json").write_text(json.dumps(held | {"config": json.loads(
+        json.dumps(dataclasses.asdict(config), default=list))}))  # fmt: skip
+    rows = [{"iteration": i, "env_steps": 5_000_000 * i, "time_s": 60.0 * i,
+             "ego_return": [0.1 * i] * 3, "sp_return": [0.2] * 3} for i in (1, 2, 3)]  # fmt: skip
+    (folder / "metrics.jsonl").write_text("".join(json.dumps(x) + "\n" for x in rows))
+    (folder / "curve.png").write_bytes(b"png")
+    env = envs.make("lbf-v1")
+    ego = RecurrentEgo(env.obs_dim, env.num_actions, hidden=4)
+    for s in range(3):
+        save_policy(final / f"seed{s}-ego.safetensors", ego, ego.init(jax.random.PRNGKey(s)),
+                    {"task_id": "lbf-v1"})  # fmt: skip
+    template = json.loads((AGENTS / "rotate" / "lbf" / "result-v1.json").read_text())
+    payload = template["payload"]
+    for s, entry in enumerate(payload["agent"]["files"]):
+        entry["sha256"] = hashlib.sha256(
+            (final / f"seed{s}-ego.safetensors").read_bytes()
+        ).hexdigest()
+    write_record(folder / "result.json", make_record(payload, {}))
+    return {"run": run, "folder": folder}
+
+
+def test_v2_bundle_copies_a_swept_run_with_its_record_diagnostics_and_budget(
+    tmp_path: Path, monkeypatch, capsys
+):
+    sweep = tmp_path / "sweep"
+    made = _fake_sweep(sweep)
+    agents = tmp_path / "agents"
+    monkeypatch.setattr(reference_v2, "AGENTS", agents)
+    monkeypatch.setattr(reference_v2, "PROGRESS", tmp_path / "progress.md")
+    args = ["--sweep", str(sweep), "--tasks", "lbf"]
+    assert reference_v2.main(["bundle", *args]) == 0
+    out = capsys.readouterr().out
+    assert "bundled rotate on lbf (medium)" in out and "skip fcp on lbf" in out
+    folder = agents / "rotate" / "lbf" / "v2"
+    card = json.loads((folder / "card.json").read_text())
+    paper = reference_v2._paper_env_steps("rotate", "lbf-v1")
+    assert card["env_steps_per_seed"] == 15_000_000 and card["paper_env_steps_per_seed"] == paper
+    assert card["fraction_of_paper_env_steps"] == round(15_000_000 / paper, 4)
+    assert card["still_rising"] is True and card["still_rising_from"] == "training return"
+    assert card["preset"] == "medium" and card["wall_seconds"] == 180.0
+    assert "--preset medium --seeds 3 --seed 0" in card["command"]
+    assert {"result-v2.json", "diagnostics.png", "diagnostics.json", "card.json"} <= {
+        p.name for p in folder.iterdir()
+    }
+    assert (folder / "result-v2.json").read_bytes() == (made["folder"] / "result.json").read_bytes()
+    for s in range(3):
+        load_policy(folder / f"seed{s}-ego.safetensors")
+    assert reference_v2.main(["status", *args]) == 0
+    progress = (tmp_path / "progress.md").read_text()
+    assert "- runs done: 1 of 42" in progress
+    assert f"| {made['run'].name} | medium | done | 0.05 |" in progress

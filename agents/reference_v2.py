@@ -1,0 +1,290 @@
+"""The reference agents on v2 (issue 51): bundle the `references_v2` sweep's runs into
+`agents/<method>/<task>/v2/`, write its progress, submit the bundles to the leaderboard.
+
+    nice -n 19 .venv/bin/aht-bench sweep references_v2 --out sweeps/references_v2  # trains
+    .venv/bin/python agents/reference_v2.py status --sweep sweeps/references_v2
+    .venv/bin/python agents/reference_v2.py bundle --sweep sweeps/references_v2 [--methods ..]
+    .venv/bin/python agents/reference_v2.py submit [--methods ..] [--tasks ..]
+
+`status` writes `benchmarks/results/references_v2_progress.md`: per run its state, training
+hours so far (the run's own clock: its last metrics line), and the hours left (the dry run's
+estimate of each run not done, scaled by how the finished runs compared with their estimates).
+
+`bundle` copies a finished run (it has its heldout record) into `agents/<method>/<task>/v2/`:
+the three seeds' egos with their policy cards, `curve.png`, `metrics.jsonl`, the run's record
+on the task's newest heldout set (`result-v2.json`: the sweep's `aht-bench evaluate` of these
+very files, the same names and sha256), the diagnostics of `aht-bench experiment diagnose`
+(`diagnostics.png`, `.json`: the ego's curve against the development set, the generated
+teammates' self-play return per iteration, the return per seat) and `card.json`: method,
+preset, env steps per seed and their fraction of the paper preset's, seeds, wall time, machine,
+versions, the command, the resolved config and whether the ego's curve was still rising at the
+end. Where a method and task ran under two presets, the larger (medium) is bundled.
+
+`submit` hands each v2 bundle's record to `aht-bench leaderboard submit` (re-run in the sandbox
+there) as "<Method> (<preset>)", then renders the board.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+AGENTS = Path(__file__).resolve().parent
+REPO = AGENTS.parent
+sys.path.insert(0, str(AGENTS))
+
+from reference import CARD_FORMAT, METHODS, _cli, _pick  # noqa: E402
+
+TASKS = {
+    "lbf": "lbf-v1",
+    "cramped_room": "overcooked-cramped_room-v2",
+    "asymm_advantages": "overcooked-asymm_advantages-v2",
+    "coord_ring": "overcooked-coord_ring-v2",
+    "forced_coord": "overcooked-forced_coord-v2",
+    "counter_circuit": "overcooked-counter_circuit-v2",
+}
+ALIAS = {task_id: alias for alias, task_id in TASKS.items()}
+PRESET_ORDER = ("quick", "medium", "paper")
+"""Larger last: the one bundled where a pair ran under several."""
+PROGRESS = REPO / "benchmarks" / "results" / "references_v2_progress.md"
+DEV_EPISODES = 16
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _last_metrics(run: Path) -> dict[str, Any]:
+    last: dict[str, Any] = {}
+    path = run / "metrics.jsonl"
+    if not path.is_file():
+        return last
+    for line in path.read_text().splitlines():
+        try:
+            last = json.loads(line)
+        except json.JSONDecodeError:  # a torn last line from a kill
+            continue
+    return last
+
+
+def sweep_runs(sweep: Path) -> list[dict[str, Any]]:
+    held = json.loads((sweep / "sweep.json").read_text())
+    return list(held["runs"])
+
+
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _paper_env_steps(method: str, task_id: str) -> int:
+    from aht_bench.runs import RunSpec, get
+
+    algo = get(method)
+    config = algo.config(RunSpec(method, task_id, "paper"))
+    return int(algo.loop.env_steps_done(config, algo.loop.total(config)))
+
+
+def chosen(sweep: Path, methods: list[str], tasks: list[str]) -> dict[tuple[str, str], dict]:
+    """(method, task alias) -> the sweep run to bundle: the largest preset that ran."""
+    out: dict[tuple[str, str], dict] = {}
+    for run in sweep_runs(sweep):
+        key = (run["method"], ALIAS.get(run["task_id"], run["task_id"]))
+        if key[0] not in methods or key[1] not in tasks:
+            continue
+        held = out.get(key)
+        if held is None or PRESET_ORDER.index(run["preset"]) > PRESET_ORDER.index(held["preset"]):
+            out[key] = run
+    return out
+
+
+def bundle(sweep: Path, methods: list[str], tasks: list[str]) -> int:
+    cli = _cli()
+    for (method, task), run in chosen(sweep, methods, tasks).items():
+        folder = sweep / run["name"]
+        record = folder / "result.json"
+        if not record.is_file():
+            print(f"skip {method} on {task}: {run['name']} has no record yet")
+            continue
+        dest = AGENTS / method / task / "v2"
+        tmp = dest.with_name(".v2.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        seeds = int(run.get("num_seeds", 1))
+        files: dict[str, str] = {}
+        for s in range(seeds):
+            for name in (f"seed{s}-ego.safetensors", f"seed{s}-ego.safetensors.json"):
+                shutil.copy2(folder / "policies" / "final" / name, tmp / name)
+        for name in ("curve.png", "metrics.jsonl"):
+            shutil.copy2(folder / name, tmp / name)
+        shutil.copy2(record, tmp / "result-v2.json")
+        dev_set = REPO / "heldout" / run["task_id"] / "dev"
+        diagnose = [cli, "experiment", "diagnose", str(folder), "--record", str(record)]
+        if (dev_set / "manifest.json").is_file():
+            diagnose += ["--dev", "dev", "--episodes", str(DEV_EPISODES)]
+        diagnose += ["--out", str(tmp)]
+        if subprocess.call(diagnose):
+            print(f"diagnostics of {run['name']} failed", file=sys.stderr)
+            return 1
+        diag = json.loads((tmp / "diagnostics.json").read_text())
+        for path in sorted(tmp.iterdir()):
+            files[path.name] = _sha256(path)
+        spec = json.loads((folder / "run.json").read_text())
+        last = _last_metrics(folder)
+        steps = int(last["env_steps"])
+        paper = _paper_env_steps(method, run["task_id"])
+        card = {
+            "format": CARD_FORMAT,
+            "format_version": 2,
+            "protocol": "v2",
+            "method": METHODS[method],
+            "algorithm": method,
+            "task_id": run["task_id"],
+            "heldout_set": json.loads(record.read_text())["payload"]["teammate_set"]["id"],
+            "preset": run["preset"],
+            "env_steps_per_seed": steps,
+            "paper_env_steps_per_seed": paper,
+            "fraction_of_paper_env_steps": round(steps / paper, 4),
+            "num_seeds": seeds,
+            "base_seed": int(run["seed"]),
+            "seed_keys": f"jax.random.split(jax.random.PRNGKey({run['seed']}), {seeds})",
+            "wall_seconds": last.get("time_s"),
+            "wall_seconds_note": "training calls of all seeds together (vmapped), compile "
+            "included, init and scoring excluded; from the run's last metrics line; other "
+            "work may have shared the machine",
+            "machine": f"{os.cpu_count()} CPUs ({_cpu()}, {platform.machine()}), no GPU",
+            "package_version": spec["package_version"],
+            "jax_version": spec["jax_version"],
+            "command": "aht-bench sweep references_v2 --out sweeps/references_v2 (run "
+            f"{run['name']}: aht-bench train {' '.join(_train_args(run))})",
+            "config": spec["config"],
+            "still_rising": diag["still_rising"],
+            "still_rising_from": diag["rising_from"],
+            "still_rising_rule": diag["rising_rule"],
+            "files": files,
+        }
+        (tmp / "card.json").write_text(json.dumps(card, indent=1) + "\n")
+        shutil.rmtree(dest, ignore_errors=True)
+        tmp.rename(dest)
+        print(f"bundled {method} on {task} ({run['preset']}) -> {dest}")
+    return 0
+
+
+def _train_args(run: dict[str, Any]) -> list[str]:
+    seeds = int(run.get("num_seeds", 1))
+    args = [run["method"], "--task", run["task_id"], "--preset", run["preset"]]
+    args += ["--seeds", str(seeds), "--seed", str(run["seed"])]
+    for field, value in run["overrides"]:
+        args += ["--set", f"{field}={value}"]
+    if run.get("keep_every") is not None:
+        args += ["--keep-every", str(run["keep_every"])]
+    return args
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:.2f}"
+
+
+def status(sweep: Path) -> int:
+    from aht_bench import sweeps
+    from aht_bench.sweeps.cost import estimate
+
+    held = json.loads((sweep / "sweep.json").read_text())
+    spec = sweeps.load(held["source"].removeprefix("builtin:"))
+    by_name = {r.name: r for r in spec.runs}
+    rows, spent, done_est, done_took, left_est = [], 0.0, 0.0, 0.0, 0.0
+    for run in held["runs"]:
+        sweep_run = by_name.get(run["name"])
+        folder = sweep / run["name"]
+        state = sweeps.state_of(sweep, sweep_run) if sweep_run is not None else "?"
+        took = float(_last_metrics(folder).get("time_s", 0.0))
+        est = (estimate(sweep_run) if sweep_run is not None else None) or 0.0
+        spent += took
+        if state in ("done", "trained"):
+            done_est, done_took = done_est + est, done_took + took
+        else:
+            left_est += max(0.0, est - took)
+        rows.append((run["name"], run["preset"], state, took, est))
+    ratio = done_took / done_est if done_est else 1.0
+    lines = [
+        "# references_v2: progress",
+        "",
+        f"Written by `python agents/reference_v2.py status --sweep {sweep}` at "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Training hours are each run's "
+        "own clock (its training calls, three seeds vmapped, compile included; scoring "
+        "excluded); hours left are the dry run's estimates of the runs not done, times "
+        f"{ratio:.2f} (how long the finished runs took against their estimates).",
+        "",
+        f"- runs done: {sum(r[2] == 'done' for r in rows)} of {len(rows)}",
+        f"- training hours spent: {_hours(spent)}",
+        f"- hours left (estimated): {_hours(left_est * ratio)}",
+        "",
+        "| run | preset | state | training h | estimated h |",
+        "|---|---|---|---|---|",
+    ]
+    lines += [f"| {n} | {p} | {s} | {_hours(t)} | {_hours(e)} |" for n, p, s, t, e in rows]
+    PROGRESS.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines[4:7]))
+    print(f"wrote {PROGRESS}")
+    return 0
+
+
+def submit(methods: list[str], tasks: list[str]) -> int:
+    cli = _cli()
+    for task in tasks:
+        for method in methods:
+            folder = AGENTS / method / task / "v2"
+            if not (folder / "card.json").is_file():
+                print(f"skip {method} on {task}: no v2 bundle")
+                continue
+            card = json.loads((folder / "card.json").read_text())
+            description = (
+                f"{card['method']} reference agent on v2, preset {card['preset']} "
+                f"({card['fraction_of_paper_env_steps']:.3f} of the paper's env steps: "
+                f"{card['env_steps_per_seed']:,} per seed), seeds {card['seed_keys']}; "
+                f"agents/{method}/{task}/v2/"
+            )
+            rc = subprocess.call(
+                [cli, "leaderboard", "submit", str(folder / "result-v2.json"), "--name",
+                 f"{card['method']} ({card['preset']})", "--description", description,
+                 "--replace"]
+            )  # fmt: skip
+            if rc:
+                return rc
+    return subprocess.call([cli, "leaderboard", "render"])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=("status", "bundle", "submit"))
+    parser.add_argument("--sweep", type=Path, default=REPO / "sweeps" / "references_v2")
+    parser.add_argument("--methods", help=f"comma-separated, of {', '.join(METHODS)}")
+    parser.add_argument("--tasks", help=f"comma-separated, of {', '.join(TASKS)}")
+    args = parser.parse_args(argv)
+    methods = _pick(args.methods, METHODS, "method")
+    tasks = _pick(args.tasks, TASKS, "task")
+    if args.command != "submit" and not (args.sweep / "sweep.json").is_file():
+        parser.error(f"{args.sweep} holds no sweep; run `aht-bench sweep references_v2` first")
+    if args.command == "status":
+        return status(args.sweep)
+    if args.command == "bundle":
+        return bundle(args.sweep, methods, tasks)
+    return submit(methods, tasks)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
