@@ -3,6 +3,12 @@ Table tab:unnormalized): mean evaluation return on heldout v1 with 95% stratifie
 over training seeds, LBF as percent of food eaten (return x 200), Overcooked as base return.
 
     python benchmarks/paper_comparison.py [--out benchmarks/results/reference_vs_paper.md]
+    python benchmarks/paper_comparison.py --version v2   # -> reference_vs_paper_v2.md
+
+`--version v2` reads the v2 bundles (`agents/<method>/<task>/v2/result-v2.json`, scored on
+heldout v2: the game the paper's numbers were measured on) and adds, per task, our ranking of
+the methods next to the paper's with Spearman's and Kendall's rank correlation (over the methods
+with a bundle), and each cell's budget as a fraction of the paper preset's env steps.
 
 Reads `agents/<method>/<task>/result-v1.json` (written by `python agents/reference.py score`)
 and `card.json`. Our number: per seed, the mean over members of the member's mean return
@@ -69,10 +75,14 @@ def stale(task: str, card: dict) -> bool:
     return task in HARD and not card.get("config", {}).get("shaping")
 
 
-def ours(method: str, task: str) -> tuple[float, float, float, int, int, bool] | None:
+def ours(
+    method: str, task: str, version: str = "v1"
+) -> tuple[float, float, float, int, int, bool] | None:
     """(mean, low, high, seeds, env steps per seed, stale) in the paper's units, or None."""
     folder = REPO / "agents" / method / task
-    result = folder / "result-v1.json"
+    if version != "v1":
+        folder = folder / version
+    result = folder / f"result-{version}.json"
     if not result.is_file():
         return None
     record = json.loads(result.read_text())
@@ -119,12 +129,87 @@ def table() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _ranks(values: dict[str, float]) -> dict[str, int]:
+    """method -> rank (1 = highest) among `values`."""
+    order = sorted(values, key=lambda m: -values[m])
+    return {m: order.index(m) + 1 for m in values}
+
+
+def table_v2() -> str:
+    """Markdown for the v2 bundles: ours / the paper's per cell with the budget fraction, then
+    per task our ranking next to the paper's and the rank correlations."""
+    from scipy import stats
+
+    lines = [
+        "| method | " + " | ".join(HEADERS[t] + " ours / paper (budget)" for t in PAPER_COLUMNS)
+        + " |",
+        "|---|" + "---|" * len(PAPER_COLUMNS),
+    ]  # fmt: skip
+    got: dict[str, dict[str, float]] = {t: {} for t in PAPER_COLUMNS}
+    for method, name in METHODS.items():
+        cells = []
+        for t, task in enumerate(PAPER_COLUMNS):
+            paper = f"{PAPER[method][t][0]:.1f}"
+            mine = ours(method, task, "v2")
+            if mine is None:
+                cells.append(f"- / {paper}")
+                continue
+            card = json.loads((REPO / "agents" / method / task / "v2" / "card.json").read_text())
+            got[task][method] = mine[0]
+            fraction = card["fraction_of_paper_env_steps"]
+            cells.append(
+                f"{mine[0]:.1f} [{mine[1]:.1f}, {mine[2]:.1f}] / {paper} "
+                f"({card['preset']}, {fraction:.3f})"
+            )
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Budget: the preset and its env steps per seed as a fraction of the paper preset's.",
+        "",
+        "## Rankings per task (1 = best; ours / paper's among the methods we have)",
+        "",
+        "| task | " + " | ".join(METHODS.values()) + " | Spearman | Kendall |",
+        "|---|" + "---|" * (len(METHODS) + 2),
+    ]
+    for t, task in enumerate(PAPER_COLUMNS):
+        have = got[task]
+        if not have:
+            continue
+        theirs = {m: PAPER[m][t][0] for m in have}
+        r_ours, r_paper = _ranks(have), _ranks(theirs)
+        cells = [f"{r_ours[m]} / {r_paper[m]}" if m in have else "-" for m in METHODS]
+        if len(have) >= 3:
+            a = [have[m] for m in have]
+            b = [theirs[m] for m in have]
+            rho, tau = stats.spearmanr(a, b).statistic, stats.kendalltau(a, b).statistic
+            corr = [f"{rho:.2f}", f"{tau:.2f}"]
+        else:
+            corr = ["-", "-"]
+        lines.append(f"| {HEADERS[task]} | " + " | ".join(cells + corr) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--out", type=Path, default=REPO / "benchmarks/results/reference_vs_paper.md"
     )
+    parser.add_argument("--version", choices=("v1", "v2"), default="v1")
     args = parser.parse_args(argv)
+    if args.version == "v2":
+        out = args.out
+        if out == REPO / "benchmarks/results/reference_vs_paper.md":
+            out = out.with_name("reference_vs_paper_v2.md")
+        text = (
+            "# Reference agents on v2 vs the paper's unnormalised returns\n\n"
+            "`python benchmarks/paper_comparison.py --version v2` (the same units and CIs as "
+            "the v1 table, over heldout v2 members: the game the paper's numbers were measured "
+            "on; the paper's sets and budgets differ from ours, so the comparison is of units "
+            "and rankings, not conditions).\n\n" + table_v2()
+        )
+        out.write_text(text)
+        print(text)
+        return 0
     text = (
         "# Reference agents vs the paper's unnormalised returns\n\n"
         "`python benchmarks/paper_comparison.py` (LBF: percent eaten; Overcooked: base return; "
