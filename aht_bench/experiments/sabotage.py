@@ -1,7 +1,7 @@
 """The sabotage-game experiment: paper Sec. 6 RQ2 (Fig. `sabotage_example_histogram`) and App.
 `sabotage_game_extended` (Fig. `sabotage_heatmap_mean`).
 
-    sabotage.run(Path("results/sabotage"))                      # 3 seeds, minutes on 2 CPU cores
+    sabotage.run(Path("results/sabotage"))                      # 10 seeds, ~20 min on 2 cores
     sabotage.run(out, sweep=True, weights=range(6))             # + the competence-weight sweep
     sabotage.run(out, seeds=2, iterations=1, num_envs=4, ...)   # `RotateConfig` overrides
 
@@ -274,9 +274,48 @@ def _cell(method: str, overrides: Mapping[str, Any], **fields: Any) -> Cell:
     return Cell(method, config)
 
 
+DEFAULT_SEEDS = 10
+"""Trials per method: enough for a 95% CI over seeds in each cell of the table (with 3, the
+seed-to-seed and host-to-host spread was larger than the differences the table showed)."""
+CI_REPS = 2000
+"""Bootstrap resamples of the seeds behind each CI of the table (`mean_ci`)."""
+
+
+def mean_ci(
+    values: Sequence[float], reps: int = CI_REPS, seed: int = 0
+) -> tuple[float, float, float]:
+    """(mean, low, high): the mean over seeds of `values` with a 95% percentile bootstrap CI
+    (the seeds resampled with replacement `reps` times, numpy's generator seeded with `seed`,
+    so a summary always renders the same CI). One value: a zero-width interval."""
+    x = np.asarray(values, np.float64)
+    if x.size == 1:
+        return float(x[0]), float(x[0]), float(x[0])
+    draws = np.random.default_rng(seed).integers(0, x.size, size=(reps, x.size))
+    means = x[draws].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return float(x.mean()), float(low), float(high)
+
+
+def host() -> dict[str, Any]:
+    """The machine a summary was measured on: CPU model, architecture and core count (the
+    numbers are bit-identical only on one host: another CPU gives other floating-point sums)."""
+    import os
+    import platform
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu": cpu, "machine": platform.machine(), "cores": os.cpu_count()}
+
+
 def plan(
     out_dir: Path | str,
-    seeds: int = 3,
+    seeds: int = DEFAULT_SEEDS,
     sweep: bool = False,
     weights: Iterable[float] = range(6),
     **config_overrides: Any,
@@ -450,6 +489,7 @@ def _summary(
         "paper": "ROTATE Sec. 6 RQ2, Fig. sabotage_example_histogram",
         "task_id": TASK_ID,
         "versions": _versions(),
+        "host": host(),
         "num_seeds": plan.seeds,
         "key": "jax.random.PRNGKey(0) (sabotage_experiment's default), split over seeds",
         "thresholds": {"low": LOW, "high": HIGH, "reached": REACHED},
@@ -515,7 +555,7 @@ def execute(plan: Plan, progress: bool = True) -> SabotageRun:
 
 def run(
     out_dir: Path | str,
-    seeds: int = 3,
+    seeds: int = DEFAULT_SEEDS,
     sweep: bool = False,
     weights: Iterable[float] = range(6),
     progress: bool = True,
@@ -533,8 +573,23 @@ DOCS_END = "<!-- /sabotage-table -->"
 """The markers of the block `write_docs_table` replaces (docs/rotate.md)."""
 
 
-def _per_seed(values: Iterable[float], digits: int = 3) -> str:
-    return ", ".join(f"{v:.{digits}f}" for v in values)
+def _cell_ci(values: Iterable[float], digits: int = 3) -> str:
+    mean, low, high = mean_ci(list(values))
+    return f"{mean:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
+
+
+def direction_claims(summary: Mapping[str, Any]) -> dict[str, bool]:
+    """The table's direction claims, each True when the 95% CIs over seeds are apart:
+    per-trajectory regret's teammate plays S with the ego more than ROTATE's with Eq. 7
+    (`p_sabotage_xp`), and has a larger share of its visited states with P(S) above the
+    threshold (`trained_frac_high`)."""
+    methods = summary["methods"]
+    out = {}
+    for metric in ("p_sabotage_xp", "trained_frac_high"):
+        _, _, eq7_high = mean_ci([r[metric] for r in methods["rotate-eq7"]["seeds"]])
+        _, traj_low, _ = mean_ci([r[metric] for r in methods["per_trajectory"]["seeds"]])
+        out[f"per-trajectory above Eq. 7: {metric}"] = traj_low > eq7_high
+    return out
 
 
 def markdown_table(summary: Mapping[str, Any], source: str | None = None) -> str:
@@ -546,6 +601,12 @@ def markdown_table(summary: Mapping[str, Any], source: str | None = None) -> str
     seeds = summary["num_seeds"]
     versions = ", ".join(f"{k} {v}" for k, v in summary["versions"].items())
     where = f" from `{source}`" if source else ""
+    machine = summary.get("host")
+    measured = (
+        f"measured on {machine['cpu']} ({machine['cores']} cores)"
+        if machine
+        else "host not recorded"
+    )
     lines = [
         f"`{summary.get('task_id', TASK_ID)}`, {seeds} seeds per method (key: {summary['key']}); "
         "P(S): the last generated teammate's probability of S at each of the 341 non-terminal "
@@ -553,8 +614,10 @@ def markdown_table(summary: Mapping[str, Any], source: str | None = None) -> str
         f"with the ego it was trained against) with probability >= {t['reached']:g}, exact over "
         "the game tree; P(plays S): the probability that it plays S in an episode with that "
         "ego / with its best response; own reach: the states its own actions reach with "
-        f"probability >= {t['reached']:g} whatever the partner plays; values per seed "
-        f"{', '.join(str(s) for s in range(seeds))}{where} ({versions}).",
+        f"probability >= {t['reached']:g} whatever the partner plays; each cell: the mean over "
+        f"the {seeds} seeds [95% bootstrap CI over seeds, {CI_REPS} resamples]{where} "
+        f"({versions}; {measured}). Bit-identical repeats hold on one host only; on another "
+        "CPU the per-seed values differ, the CIs are what carries over.",
         "",
         f"| method | stream weights w_t | lambda | P(S) > {t['high']:g} at the visited states "
         "| visited states | P(plays S) with the ego | P(plays S) with its BR "
@@ -570,16 +633,25 @@ def markdown_table(summary: Mapping[str, Any], source: str | None = None) -> str
         rows = m["seeds"]
         lines.append(
             f"| {m['label']} | {m['stream_weights']} | {weights} "
-            f"| {_per_seed(r['trained_frac_high'] for r in rows)} "
-            f"| {', '.join(str(r['trained_states']) for r in rows)} "
-            f"| {_per_seed(r['p_sabotage_xp'] for r in rows)} "
-            f"| {_per_seed(r['p_sabotage_sp'] for r in rows)} "
-            f"| {_per_seed(r['reached_frac_high'] for r in rows)} "
-            f"| {', '.join(str(r['reached_states']) for r in rows)} "
-            f"| {_per_seed(r['frac_high'] for r in rows)} "
-            f"| {_per_seed(r['frac_low'] for r in rows)} "
-            f"| {_per_seed(r['mean'] for r in rows)} |"
+            f"| {_cell_ci(r['trained_frac_high'] for r in rows)} "
+            f"| {_cell_ci((r['trained_states'] for r in rows), 1)} "
+            f"| {_cell_ci(r['p_sabotage_xp'] for r in rows)} "
+            f"| {_cell_ci(r['p_sabotage_sp'] for r in rows)} "
+            f"| {_cell_ci(r['reached_frac_high'] for r in rows)} "
+            f"| {_cell_ci((r['reached_states'] for r in rows), 1)} "
+            f"| {_cell_ci(r['frac_high'] for r in rows)} "
+            f"| {_cell_ci(r['frac_low'] for r in rows)} "
+            f"| {_cell_ci(r['mean'] for r in rows)} |"
         )
+    claims = (
+        direction_claims(summary)
+        if {"rotate-eq7", "per_trajectory"} <= set(summary["methods"])
+        else {}
+    )
+    if claims:
+        lines += ["", "Direction claims (95% CIs apart): " + "; ".join(
+            f"{name}: {'holds' if held else 'CIs overlap'}" for name, held in claims.items()
+        ) + "."]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

@@ -421,7 +421,7 @@ def test_sabotage_table_command_writes_between_the_markers(tmp_path, fake_traini
     table = sabotage.markdown_table(summary, str(summary_path))
     assert sabotage.docs_table(text) == table and "stale" not in text
     assert text.startswith("# Title\n\n") and text.endswith(f"{sabotage.DOCS_END}\nafter\n")
-    # one row per method, per-seed values side by side; printed without --docs
+    # one row per method, each cell a mean [CI] over the seeds; printed without --docs
     assert sum(line.startswith("| ROTATE") for line in table.splitlines()) == 3
     printed = CliRunner().invoke(experiment, ["sabotage-table", str(summary_path)])
     assert printed.exit_code == 0 and printed.output == table
@@ -433,7 +433,36 @@ def test_sabotage_table_command_writes_between_the_markers(tmp_path, fake_traini
     )
     assert refused.exit_code == 2 and "sabotage-table" in refused.output
     assert bare.read_text() == "no markers\n"
-    assert per_seed_table(summary).count("\n") == 1 + 4 * 3
+    assert per_seed_table(summary).count("\n") == 1 + 4 * summary["num_seeds"]
+    assert summary["num_seeds"] == sabotage.DEFAULT_SEEDS == 10
+    assert summary["host"]["cores"] >= 1 and summary["host"]["cpu"] in table
+
+
+def test_each_table_cell_is_the_mean_over_seeds_with_a_bootstrap_ci():
+    # two seeds 0 and 1: resamples have means 0, 0.5 or 1 (probabilities 1/4, 1/2, 1/4)
+    mean, low, high = sabotage.mean_ci([0.0, 1.0])
+    assert mean == 0.5 and low == 0.0 and high == 1.0
+    assert sabotage.mean_ci([0.3]) == (0.3, 0.3, 0.3)
+    assert sabotage.mean_ci([0.2] * 10) == pytest.approx((0.2, 0.2, 0.2))
+    a = sabotage.mean_ci([0.1, 0.2, 0.3, 0.9])
+    assert a == sabotage.mean_ci([0.1, 0.2, 0.3, 0.9])  # seeded: the same CI every time
+    assert 0.1 <= a[1] < a[0] < a[2] <= 0.9
+    summary = {"methods": {
+        "rotate-eq7": {"seeds": [{"p_sabotage_xp": 0.01 * k, "trained_frac_high": 0.0}
+                                 for k in range(10)]},
+        "per_trajectory": {"seeds": [{"p_sabotage_xp": 0.9 + 0.01 * k,
+                                      "trained_frac_high": 0.05 * (k % 2)} for k in range(10)]},
+    }}  # fmt: skip
+    claims = sabotage.direction_claims(summary)
+    # 0.00-0.09 against 0.90-0.99; 0 against half 0.05: every resample's mean of the latter is
+    # above 0 but those of ten zeros (probability 2^-10, far below 2.5%)
+    assert claims == {
+        "per-trajectory above Eq. 7: p_sabotage_xp": True,
+        "per-trajectory above Eq. 7: trained_frac_high": True,
+    }
+    for row in summary["methods"]["rotate-eq7"]["seeds"]:
+        row["p_sabotage_xp"] = 0.95  # the same level: the CIs overlap
+    assert not sabotage.direction_claims(summary)["per-trajectory above Eq. 7: p_sabotage_xp"]
 
 
 # ------------------------------------------------------------------------------- slow: real
