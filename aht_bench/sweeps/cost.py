@@ -21,27 +21,50 @@ from aht_bench.sweeps.spec import Sweep, SweepRun
 
 
 @functools.cache
-def rates() -> dict[str, dict[str, Any]]:
-    """ "method/task id" -> its measured rate (`throughput.json`)."""
+def _throughput() -> dict[str, Any]:
     text = (resources.files("aht_bench.sweeps") / "throughput.json").read_text()
-    return json.loads(text)["rates"]
+    return json.loads(text)
 
 
-def rate_of(method: str, task_id: str) -> tuple[float, str] | None:
-    """(env steps per second per seed, where it was measured) for `method` on `task_id`: its
-    own measurement, else that of the same layout's v1 task (an Overcooked v2 task plays the
-    v1 layout), else None."""
-    table = rates()
-    for key, note in ((task_id, ""), (task_id.replace("-v2", "-v1"), " (its v1 layout)")):
-        entry = table.get(f"{method}/{key}")
-        if entry is not None:
-            return float(entry["env_steps_per_second_per_seed"]), entry["source"] + note
+def rates() -> dict[str, dict[str, Any]]:
+    """ "method/task id" -> the bundled quick run's rate (`throughput.json`)."""
+    return _throughput()["rates"]
+
+
+def measured() -> dict[str, dict[str, Any]]:
+    """ "method/kind/preset" -> a short run's rate at that preset's per-step settings
+    (`benchmarks/sweep_throughput.py --measure PRESET`; kind "lbf" or "overcooked")."""
+    return _throughput().get("measured", {})
+
+
+QUICK_SETTINGS = ("quick", "medium")
+"""Presets with quick's per-step settings: the bundled quick runs' rates fit them."""
+
+
+def rate_of(method: str, task_id: str, preset: str = "quick") -> tuple[float, str] | None:
+    """(env steps per second per seed, where it was measured) for `method` on `task_id` at
+    `preset`: a preset with quick's per-step settings at the bundled run's rate on the task (or
+    on the same layout's v1 task), else the rate measured for the preset on the task's kind
+    (LBF or Overcooked); None without a measurement (an estimate is never a guess)."""
+    if preset in QUICK_SETTINGS:
+        table = rates()
+        for key, note in ((task_id, ""), (task_id.replace("-v2", "-v1"), " (its v1 layout)")):
+            entry = table.get(f"{method}/{key}")
+            if entry is not None:
+                via = "" if preset == "quick" else " (quick's per-step settings)"
+                return float(entry["env_steps_per_second_per_seed"]), entry["source"] + note + via
+    kind = "lbf" if task_id.startswith("lbf") else "overcooked"
+    entry = measured().get(f"{method}/{kind}/{preset}")
+    if entry is not None:
+        where = f"{preset} measured on {kind} (sweep_throughput.py --measure {preset})"
+        return float(entry["env_steps_per_second_per_seed"]), where
     return None
 
 
 def estimate(run: SweepRun) -> float | None:
-    """Estimated seconds of `run` at its method's measured rate on its task (None: no rate)."""
-    rate = rate_of(run.method, run.task_id)
+    """Estimated seconds of `run` at its method's measured rate on its task and preset (None:
+    no rate)."""
+    rate = rate_of(run.method, run.task_id, run.preset)
     return None if rate is None else run.env_steps / rate[0]
 
 
@@ -62,10 +85,9 @@ def _preset_note(presets: set[str]) -> str:
         notes.append("medium runs at quick's per-step settings, so at quick's rates")
     if "paper" in presets:
         notes.append(
-            "paper runs take longer than this: the paper's per-step settings (8-16 envs, "
-            "15-20 epochs) measured 2.3-3.6x slower per step here, and a paper-preset IPPO team "
-            "took as long on an H200 GPU machine as on these cores "
-            "(benchmarks/results/heldout_v2_device_units.txt)"
+            "a paper-preset IPPO team took as long on an H200 GPU machine as on these cores "
+            "(benchmarks/results/heldout_v2_device_units.txt): do not expect a GPU to shorten "
+            "paper runs by much"
         )
     return "".join(f"; {n}" for n in notes)
 
@@ -81,7 +103,7 @@ def dry_run_lines(sweep: Sweep, workers: int) -> list[str]:
     total_steps, total_s, unknown = 0, 0.0, 0
     for (method, task_id, variant), runs in rows.items():
         first = runs[0]
-        rate = rate_of(method, task_id)
+        rate = rate_of(method, task_id, first.preset)
         seconds = None if rate is None else first.env_steps / rate[0]
         total_steps += sum(r.env_steps * r.num_seeds for r in runs)
         if seconds is None:
@@ -115,8 +137,9 @@ def dry_run_lines(sweep: Sweep, workers: int) -> list[str]:
     known = len(sweep.runs) - unknown
     lines.append(
         f"estimated: {_duration(total_s)} of run time for the {known} runs with a measured rate "
-        f"({_duration(total_s / max(workers, 1))} on {workers} worker(s)), at the rates of the "
-        "bundled quick runs on 2 CPU cores (aht_bench/sweeps/throughput.json)"
+        f"({_duration(total_s / max(workers, 1))} on {workers} worker(s)), at the rates "
+        "measured on 2 CPU cores for each run's preset (the column 'rate from'; "
+        "aht_bench/sweeps/throughput.json)"
         + _preset_note({r.preset for r in sweep.runs})
         + (f"; {unknown} runs have no measured rate" if unknown else "")
     )

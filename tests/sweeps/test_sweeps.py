@@ -271,6 +271,35 @@ def test_the_dry_run_gives_each_row_its_env_steps_and_measured_estimate(tmp_path
     assert "1 runs have no measured rate" in cost.dry_run_lines(sabotage, 1)[-1]
 
 
+def test_each_preset_is_estimated_at_its_own_measured_rate(tmp_path, monkeypatch):
+    quick = sweeps.parse({"methods": ["rotate"], "tasks": ["cramped_room"]}).runs[0]
+    medium = sweeps.parse(
+        {"methods": ["rotate"], "tasks": ["cramped_room"], "preset": "medium"}
+    ).runs[0]
+    paper = sweeps.parse({"methods": ["rotate"], "tasks": ["lbf"], "preset": "paper"}).runs[0]
+    card_rate, card = cost.rate_of("rotate", "overcooked-cramped_room-v2") or (0.0, "")
+    # medium runs at quick's per-step settings: the bundled quick run's rate, said so
+    assert cost.rate_of("rotate", medium.task_id, "medium") == (
+        card_rate,
+        card + " (quick's per-step settings)",
+    )
+    assert cost.estimate(medium) == pytest.approx(medium.env_steps / card_rate)
+    assert cost.estimate(quick) == pytest.approx(quick.env_steps / card_rate)
+    # paper: only a rate measured at the paper's settings counts, never quick's
+    table = {"rates": cost.rates(), "measured": {}}
+    monkeypatch.setattr(cost, "_throughput", lambda: table)
+    assert cost.estimate(paper) is None
+    table["measured"]["rotate/lbf/paper"] = {"env_steps_per_second_per_seed": 1000.0}
+    assert cost.rate_of("rotate", "lbf-v1", "paper") == (
+        1000.0,
+        "paper measured on lbf (sweep_throughput.py --measure paper)",
+    )
+    assert cost.estimate(paper) == pytest.approx(paper.env_steps / 1000.0)
+    paper_grid = sweeps.parse({"methods": ["rotate"], "tasks": ["lbf"], "preset": "paper"})
+    line = next(x for x in cost.dry_run_lines(paper_grid, 1) if x.startswith("rotate"))
+    assert "paper measured on lbf" in line
+
+
 def test_the_dry_run_command_prints_the_grid_and_runs_nothing(tmp_path):
     result = CliRunner().invoke(main, ["sweep", "rq4", "--dry-run", "--preset", "quick"])
     assert result.exit_code == 0, result.output
