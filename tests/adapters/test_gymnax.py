@@ -330,3 +330,22 @@ def test_importing_the_shell_leaves_no_six_stand_in_behind():
 
     if importlib.util.find_spec("six") is None:
         assert "six" not in sys.modules and "six.moves.urllib.request" not in sys.modules
+
+
+def test_step_equals_gymnax_own_step_through_episode_ends():
+    # EgoGymnaxEnv.step is written out (one observation build per step); gymnax's
+    # Environment.step, called on the same env, must give the same everything.
+    from gymnax.environments.environment import Environment as GymnaxEnvironment
+
+    env, params = aht_gymnax.make("lbf-v1", "dev", max_steps_in_episode=3)
+    _, state = env.reset(jax.random.PRNGKey(0), params)
+    theirs = state
+    for t in range(8):  # episodes end at steps 3 and 6: both resets are compared
+        key = jax.random.PRNGKey(100 + t)
+        ours_out = env.step(key, state, t % 6, params)
+        theirs_out = GymnaxEnvironment.step(env, key, theirs, t % 6, params)
+        assert set(ours_out[5]) == set(theirs_out[5])
+        for a, b in zip(jax.tree.leaves(ours_out), jax.tree.leaves(theirs_out), strict=True):
+            np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        state, theirs = ours_out[1], theirs_out[1]
+        assert bool(ours_out[4]) == (t % 3 == 2)
