@@ -2,12 +2,13 @@
 
     from aht_bench.adapters import gymnax as aht_gymnax
 
-    env, env_params = aht_gymnax.make("cramped_room", teammates="heldout:v2:ippo_mlp_0")
+    env, env_params = aht_gymnax.make("lbf", teammates="dev")   # LBF's development set
     obs, state = env.reset(key, env_params)                      # obs float32 (obs_dim,)
     obs, state, reward, terminated, truncated, info = env.step(key, state, action, env_params)
 
-It is a gymnax 1.0 `Environment` (`reset_env`/`step_env` hooks under gymnax's own `reset` and
-`step`, which auto-resets), so a training loop written for gymnax runs on it unchanged, under
+It is a gymnax 1.0 `Environment` (`reset_env`/`step_env` hooks under gymnax's `reset` and an
+auto-resetting `step` that returns exactly what gymnax's own `Environment.step` would, with one
+observation build fewer), so a training loop written for gymnax runs on it unchanged, under
 `jit`, `vmap` and `lax.scan`, and so do gymnax's wrappers (`LogWrapper`,
 `FlattenObservationWrapper` in `gymnax.wrappers.purerl`). The ego plays one seat; every other
 seat is played inside the jitted step by a teammate drawn at each reset:
