@@ -71,6 +71,24 @@ def test_gym_vector_script_writes_a_row_with_its_ratio(tmp_path, capsys):
     assert "lbf-v1" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # compiles the LBF gymnax rollout and both vector-env steps
+def test_gymnax_throughput_script_writes_a_row_with_both_ratios(tmp_path, capsys):
+    bench = _load("gymnax_throughput")
+    out = tmp_path / "gymnax.json"
+    argv = ["--task", "lbf-v1", "--teammate", "lexi", "--num-envs", "2", "--steps", "2"]
+    assert bench.main([*argv, "--repeats", "1", "--out", str(out)]) == 0
+    (row,) = json.loads(out.read_text())["rows"]
+    assert row["task"] == "lbf-v1" and row["ratio_vs_vector"] > 0
+    assert row["ratio_vs_vector_scan"] > 0
+    assert "lbf-v1" in capsys.readouterr().out
+
+
+def test_gymnax_throughput_rejects_bad_sizes():
+    with pytest.raises(SystemExit) as e:
+        _load("gymnax_throughput").main(["--steps", "0"])
+    assert e.value.code == 2
+
+
 def test_test_time_split_separates_common_from_added_tests(tmp_path, capsys):
     spec = importlib.util.spec_from_file_location(
         "test_time_split", SCRIPT.with_name("test_time_split.py")

@@ -68,6 +68,16 @@ def resolve_teammate_name(task: Task, teammate: Any, teammate_params: Any) -> tu
     return resolve_teammate(task, teammate)
 
 
+def resolve_teammate_names(task: Task, teammates: str) -> list[tuple[str, Any, Any]]:
+    """``(member name, policy, params)`` of every teammate the name `teammates` means: one
+    teammate, a whole set (``"dev"``, ``"heldout:v2"``, a set folder) or comma-separated names
+    (`aht_bench.evaluation.teammates.resolve_teammates`; ``random`` has policy None). The
+    gymnax shell draws one of them per episode."""
+    from aht_bench.evaluation.teammates import resolve_teammates  # names live above the shells
+
+    return resolve_teammates(task, teammates)
+
+
 def render_modes_of(env: Environment) -> list[str]:
     """Render modes a task supports: "rgb_array" (has render_rgb), "ansi" (has render_text)."""
     modes = []

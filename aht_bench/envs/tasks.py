@@ -1,4 +1,5 @@
-"""The registered tasks. Factories import their backends lazily, so listing tasks is cheap.
+"""The registered tasks and the seats an ego takes in each (`ego_seatings`). Factories import
+their backends lazily, so listing tasks is cheap.
 
 Every id here is published: never change what an id builds; register a new version instead.
 
@@ -13,6 +14,25 @@ from aht_bench.envs.registry import alias, register
 # (the built task's `horizon` must agree: tests/adapters/test_gym_conventions.py checks every id).
 LBF_HORIZON = 100
 OVERCOOKED_HORIZON = 400
+
+EGO_SEATINGS: dict[str, tuple[tuple[int, ...], ...]] = {
+    "matrix-regret-v1": ((0,),),  # the ego plays rows only (paper App. A)
+    "lbf-4p-v1": ((0, 1),),  # a 2-player ego sub-team, teammates in seats 2 and 3 (App. N-agent)
+}
+"""The seats the ego (the agent under evaluation) takes, per task, where not every seat of a
+two-player task: each seating is the tuple of the ego's seats, the teammates take the others."""
+
+
+def ego_seatings(task_id: str, num_agents: int) -> tuple[tuple[int, ...], ...]:
+    """The seatings an ego plays on `task_id` (`EGO_SEATINGS`; else on two-player tasks each
+    seat, `((0,), (1,))`, and on larger ones the first half of the seats). Evaluation meets every
+    member in each; the gymnax shell draws the ego's seat from their seats."""
+    if task_id in EGO_SEATINGS:
+        return EGO_SEATINGS[task_id]
+    if num_agents == 2:
+        return ((0,), (1,))
+    return (tuple(range(num_agents // 2)),)
+
 
 OVERCOOKED_LAYOUTS = (
     "cramped_room",

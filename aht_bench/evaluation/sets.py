@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from aht_bench.envs import Task
+from aht_bench.envs.tasks import ego_seatings
 from aht_bench.evaluation.pins import (
     PINNED,
     LockFormatError,
@@ -61,12 +62,6 @@ FORMAT = "aht-bench-teammate-set"
 FORMAT_VERSION = 1
 HELDOUT_ENV = "AHT_BENCH_HELDOUT"  # overrides where the heldout/ folder is looked up
 
-# The seats the agent under evaluation takes, per task; two-player tasks not listed use both.
-_SEATINGS: dict[str, tuple[tuple[int, ...], ...]] = {
-    "matrix-regret-v1": ((0,),),
-    "lbf-4p-v1": ((0, 1),),
-}
-
 
 class TeammateSetError(ValueError):
     """A teammate set that cannot be found or read (a usage error)."""
@@ -77,12 +72,9 @@ class TeammateSetIntegrityError(TeammateSetError):
 
 
 def default_seatings(task_id: str, num_agents: int) -> tuple[tuple[int, ...], ...]:
-    """The seatings evaluation plays on `task_id` (see the module docstring)."""
-    if task_id in _SEATINGS:
-        return _SEATINGS[task_id]
-    if num_agents == 2:
-        return ((0,), (1,))
-    return (tuple(range(num_agents // 2)),)
+    """The seatings evaluation plays on `task_id` (see the module docstring): the task's
+    `aht_bench.envs.tasks.ego_seatings`, which the gymnax shell draws the ego's seat from too."""
+    return ego_seatings(task_id, num_agents)
 
 
 def check_seatings(seatings: Any, num_agents: int) -> tuple[tuple[int, ...], ...]:

@@ -19,6 +19,11 @@ A name is resolved once, at the boundary, into a ``(policy, params)`` pair; a ba
 `ValueError` that names the problem and lists the choices. A set that fails its integrity check
 raises `TeammateSetIntegrityError` as `load_set` does.
 
+Where a shell draws a teammate per episode (`aht_bench.adapters.gymnax`), `resolve_teammates`
+takes a name for several: every name above (one teammate), a whole set (``heldout:<version>``,
+or a set's version alone such as ``dev``, or a set folder), or names joined by commas
+(``lexi,col`` or ``onion_agent_0.3,heldout:v2:ippo_mlp_0``), each resolved as above.
+
 May import the standard library, aht_bench.envs, aht_bench.policies and aht_bench.evaluation.sets.
 """
 
@@ -94,3 +99,59 @@ def _heldout_member(task: Task, name: str) -> tuple[Any, Any]:
         )
     i = mates.index(member)
     return mates.policies[i], mates.params[i]
+
+
+def resolve_teammates(task: str | Task, name: str) -> list[tuple[str, Any, Any]]:
+    """``(member name, policy, params)`` of every teammate `name` means for `task`, in order
+    (see the module docstring): a set's members, the comma-separated names one by one, or one
+    teammate; ``random`` is ``("random", None, None)``."""
+    from aht_bench import envs
+    from aht_bench.evaluation.sets import TeammateSetError
+
+    task = envs.task(task)
+    if not isinstance(name, str):
+        raise TypeError(f"a teammate name must be a str, got {name!r}")
+    parts = [p.strip() for p in name.split(",")]
+    if len(parts) > 1:
+        if not all(parts):
+            raise ValueError(f"teammates {name!r}: an empty name between commas; drop it")
+        out = [m for part in parts for m in resolve_teammates(task, part)]
+        names = [m[0] for m in out]
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            raise ValueError(f"teammates {name!r} name {', '.join(repeated)} more than once")
+        return out
+    version = _set_version(task, name)
+    if version is not None:
+        try:
+            mates = load_set(task, version).teammates
+        except TeammateSetError as e:
+            raise ValueError(f"teammates {name!r}: {e}") from None
+        return list(zip(mates.names, mates.policies, mates.params, strict=True))
+    policy, params = resolve_teammate(task, name)
+    return [(name, policy, params)]
+
+
+def _set_version(task: Task, name: str) -> str | None:
+    """The set (a version or a folder) that `name` names for `task`, None for one teammate."""
+    import os
+
+    if name.startswith(HELDOUT_PREFIX) and ":" not in name.removeprefix(HELDOUT_PREFIX):
+        version = name.removeprefix(HELDOUT_PREFIX)
+        versions = available_sets(task.id)
+        if version not in versions:
+            have = f"its sets are {', '.join(versions)}" if versions else "it has no sets"
+            raise ValueError(
+                f"teammates {name!r}: no teammate set {version!r} for {task.id}; {have} "
+                "(under heldout/<task_id>/)"
+            )
+        return version
+    if name in available_sets(task.id) or os.sep in name:
+        return name
+    if name == "dev":  # a development set the task does not have yet: say so, not "no heuristic"
+        raise ValueError(
+            f"teammates 'dev': {task.id} has no development set (heldout/{task.id}/dev/); its "
+            f"sets are {', '.join(available_sets(task.id)) or 'none'}; or name teammates "
+            f"directly: a heuristic, comma-separated heuristics, or {heldout_hint(task.id)}"
+        )
+    return None
