@@ -44,8 +44,7 @@ return so far), the episode's `seat` and `teammate` (member index) and the `team
 (one per teammate seat), besides gymnax's `terminated`, `truncated` and `final_observation`.
 
 gymnax 1.0.1 imports `six` when it is imported (for its MNIST download helper) without declaring
-it; where `six` is not installed, `urllib.request` stands in for `six.moves.urllib.request`
-during that one import and is removed again afterwards (`_six_stand_in`).
+it, so aht-bench depends on `six` (pyproject.toml).
 
 May import numpy, jax, flax, gymnax, aht_bench.envs, aht_bench.policies and aht_bench.adapters
 (teammate names are resolved through `aht_bench.adapters.gym`).
@@ -53,21 +52,18 @@ May import numpy, jax, flax, gymnax, aht_bench.envs, aht_bench.policies and aht_
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
-import importlib.util
 import numbers
-import sys
-import types
-import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import struct
+from gymnax.environments import environment as gymnax_environment
+from gymnax.environments import spaces as gymnax_spaces
 
 from aht_bench import envs
 from aht_bench.adapters.gym import check_reward_mode, is_policy, resolve_teammate_names
@@ -76,29 +72,6 @@ from aht_bench.envs.compiled import Task
 from aht_bench.envs.core import Environment, EnvState, TimeStep
 from aht_bench.envs.tasks import ego_seatings
 from aht_bench.policies.population import Population, TeammateSet
-
-
-@contextlib.contextmanager
-def _six_stand_in() -> Iterator[None]:
-    """While gymnax is first imported, `urllib.request` as `six.moves.urllib.request` if `six`
-    is not installed (see the module docstring); nothing is left in `sys.modules` after."""
-    names = ("six", "six.moves", "six.moves.urllib", "six.moves.urllib.request")
-    needed = "gymnax" not in sys.modules and importlib.util.find_spec("six") is None
-    if needed:
-        for name in names[:-1]:
-            sys.modules[name] = types.ModuleType(name)
-        sys.modules[names[-1]] = urllib.request
-    try:
-        yield
-    finally:
-        if needed:
-            for name in names:
-                sys.modules.pop(name, None)
-
-
-with _six_stand_in():
-    from gymnax.environments import environment as gymnax_environment
-    from gymnax.environments import spaces as gymnax_spaces
 
 
 @struct.dataclass
