@@ -22,7 +22,7 @@ K seeds vmapped in one process instead (`--seeds K --seed S`, S = 0, K, 2K, ...;
 `jax.random.split(jax.random.PRNGKey(S), K)`), and its record scores the K egos together (CIs
 over the seeds): on two CPU cores three vmapped seeds train about twice as fast as three
 one-seed runs (benchmarks/results/sweep_vmapped_seeds.txt). `keep_every = N` keeps every Nth
-iteration's learners (`aht-bench train --keep-every N`).
+iteration's egos (`aht-bench train --keep-every N`).
 
 A spec may be split into parts (`[[part]]` tables), each with its own `methods`, `tasks`,
 `preset`, `set` and `grid` (a part leaves out what it shares with the top level): e.g. one
@@ -84,7 +84,7 @@ class SweepRun:
     num_seeds: int = 1
     """Seeds trained vmapped in the run (`seeds_per_run`), from base seed `seed`."""
     keep_every: int | None = None
-    """Keep every this many iterations' learners (`aht-bench train --keep-every`)."""
+    """Keep every this many iterations' egos (`aht-bench train --keep-every`)."""
 
     @property
     def name(self) -> str:
