@@ -146,7 +146,12 @@ def main() -> None:
 
 @main.command()
 @click.option(
-    "--json", "as_json", is_flag=True, help="One JSON list of {task_id, alias, description}."
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="One JSON list, a row per task: task_id, alias, aliases, description, agents, "
+    "horizon, obs_dim, num_actions, gymnasium_id, heldout_sets (published), default_set, sets "
+    "(builds every task: some seconds).",
 )
 def tasks(as_json: bool) -> None:
     """List the registered tasks and their short aliases."""
@@ -154,15 +159,98 @@ def tasks(as_json: bool) -> None:
 
     short = {v: k for k, v in envs.aliases().items()}
     if as_json:
-        rows = [
-            {"task_id": t, "alias": short.get(t), "description": envs.describe(t)}
-            for t in envs.registered_ids()
-        ]
-        click.echo(json.dumps(rows, indent=1))
+        click.echo(json.dumps([_task_row(t) for t in envs.registered_ids()], indent=1))
         return
     for task_id in envs.registered_ids():
         alias = f" (alias: {short[task_id]})" if task_id in short else ""
         click.echo(f"{task_id:32s} {envs.describe(task_id)}{alias}")
+
+
+def _task_row(task_id: str) -> dict[str, Any]:
+    """What a script needs to know about one task (`tasks --json`): sizes from the built
+    environment, its Gymnasium ids and the teammate sets found here."""
+    from aht_bench import envs
+    from aht_bench.adapters.gym import gymnasium_aliases, gymnasium_id
+    from aht_bench.evaluation.sets import HUMAN_PROXY, available_sets, published_versions
+
+    env = envs.make(task_id)
+    aliases = sorted(a for a, t in envs.aliases().items() if t == task_id)
+    published = published_versions(task_id) + published_versions(task_id, HUMAN_PROXY)
+    return {
+        "task_id": task_id,
+        "alias": aliases[0] if aliases else None,
+        "aliases": aliases,
+        "description": envs.describe(task_id),
+        "agents": int(env.num_agents),
+        "horizon": int(env.horizon),
+        "obs_dim": int(env.obs_dim),
+        "num_actions": int(env.num_actions),
+        "gymnasium_id": gymnasium_id(task_id),
+        "gymnasium_alias_ids": [gymnasium_id(a) for a in aliases if a in gymnasium_aliases()],
+        "heldout_sets": published,
+        "default_set": (published_versions(task_id) or [None])[-1],
+        "sets": available_sets(task_id),
+    }
+
+
+@main.command()
+@click.argument(
+    "folder", type=click.Path(file_okay=False, path_type=Path), required=False, default=None
+)
+@click.option("--force", is_flag=True, help="Replace example files that exist in FOLDER.")
+def examples(folder: Path | None, force: bool) -> None:
+    """Copy the example agents (random, scripted, heuristic, JAX MLP, Stable-Baselines3) into
+    FOLDER (default: ./agents/examples, the path errors and docs cite), to evaluate or edit.
+
+    \b
+    aht-bench examples
+    aht-bench evaluate agents/examples/random_agent.py --task forced_coord --episodes 2
+    """
+    from aht_bench.shipped import DEFAULT_EXAMPLES_DIR, ShippedFileError, copy_examples
+
+    dest = folder if folder is not None else DEFAULT_EXAMPLES_DIR
+    try:
+        written = copy_examples(dest, force=force)
+    except ShippedFileError as e:
+        raise click.BadParameter(str(e), param_hint="FOLDER") from None
+    click.echo(f"copied {_count(len(written), 'file')} to {dest}/:")
+    for path in written:
+        click.echo(f"  {path}")
+    click.echo(
+        f"next: aht-bench evaluate {dest / 'random_agent.py'} --task forced_coord --episodes 2 "
+        "(docs/agent_files.md, `aht-bench docs agent_files`, says how to write your own)"
+    )
+
+
+@main.command()
+@click.argument("page", required=False, default=None)
+@click.option("--path", "as_path", is_flag=True, help="Print the page's file, not its text.")
+@click.option("--json", "as_json", is_flag=True, help="The pages as one JSON list.")
+def docs(page: str | None, as_path: bool, as_json: bool) -> None:
+    """The documentation that ships with aht-bench: without PAGE, list the pages and where
+    they are; with PAGE (e.g. evaluation, agent_files, baselines/brdiv), print it (Markdown).
+
+    \b
+    aht-bench docs
+    aht-bench docs evaluation
+    """
+    from aht_bench.shipped import ShippedFileError, docs_root, page_path, pages
+
+    if page is None:
+        rows = pages()
+        if as_json:
+            click.echo(json.dumps([{"page": n, "title": t} for n, t in rows], indent=1))
+            return
+        click.echo(f"docs in {docs_root()} (aht-bench docs PAGE prints one):")
+        width = max((len(n) for n, _ in rows), default=0)
+        for name, title in rows:
+            click.echo(f"  {name:{width}s}  {title}")
+        return
+    try:
+        path = page_path(page)
+    except ShippedFileError as e:
+        raise click.BadParameter(str(e), param_hint="PAGE") from None
+    click.echo(str(path) if as_path else path.read_text().rstrip("\n"))
 
 
 @main.command()
@@ -710,6 +798,11 @@ Exit codes:
 130  stopped by Ctrl-C (nothing written)"""
 
 
+def _count(n: int, noun: str) -> str:
+    """ "1 member", "2 members": `n` and `noun`, plural unless `n` is 1."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 class _Progress:
     """A tqdm bar on stderr (the one progress style of every command: train, heldout build and
     the experiments use tqdm too) that appears on the first update, when the total is known."""
@@ -766,12 +859,34 @@ def _literal_tasks(path: Path) -> tuple[str, ...] | None:
     return None
 
 
-def _newest_set(task_id: str) -> str:
-    """The newest published heldout version of `task_id`; v1 (whose absence `load_set` then
-    reports with the sets that do exist) if none is shipped."""
-    from aht_bench.evaluation.sets import newest_version
+def _newest_set(task_id: str, option: str) -> str:
+    """The newest published heldout version of `task_id` (the default when `option`, the
+    option that names a set, is not given); none is a usage error that blames --task, the
+    input given, and names the sets there are, `option` to pick one, or the data to install."""
+    from aht_bench.evaluation import data
+    from aht_bench.evaluation.sets import (
+        available_sets,
+        newest_version,
+        published_versions,
+        searched_text,
+        tasks_with_sets,
+    )
 
-    return newest_version(task_id) or "v1"
+    newest = newest_version(task_id)
+    if newest is not None:
+        return newest
+    others = [t for t in tasks_with_sets() if published_versions(t)]
+    have = available_sets(task_id)
+    if have:
+        fix = f"its sets here are {', '.join(have)}: pass {option} {have[0]} (or a set folder)"
+    elif others:
+        fix = f"pass {option} with a set folder, or a task that has one: {', '.join(others)}"
+    else:
+        fix = (
+            f"none is found for any task (looked in {searched_text()}); install the heldout "
+            f"data ({data.INSTALL}), run from a checkout, or pass --heldout DIR"
+        )
+    raise click.BadParameter(f"{task_id} has no published heldout set; {fix}", param_hint="--task")
 
 
 def _evaluation_tasks(task: str, teammates: str | None, agent: Path) -> list[Task]:
@@ -1098,7 +1213,7 @@ def _evaluate_options(
             param_hint="--task",
         )
     tasks = _evaluation_tasks(task, teammates, paths[0])
-    versions = {t: teammates or _newest_set(t.id) for t in tasks}
+    versions = {t: teammates or _newest_set(t.id, "--teammates") for t in tasks}
     several = task == "all"
     if out is not None and not several and out.suffix.lower() != ".json":
         raise click.BadParameter(f"{out} must end in .json", param_hint="--out")
@@ -1477,30 +1592,58 @@ def heldout_list(as_json: bool) -> None:
 
 
 @heldout.command("where")
-def heldout_where() -> None:
-    """Where the heldout sets are looked up, in order, and which folder is used."""
-    from aht_bench.evaluation import sets
+@click.option("--json", "as_json", is_flag=True, help="The lookup order and the data as JSON.")
+def heldout_where(as_json: bool) -> None:
+    """Where the heldout sets are looked up, in order, which folder is used, and which data
+    distributions are installed (`pip install 'aht-bench[heldout]'` installs them all)."""
+    from aht_bench.evaluation import data, sets
 
     root = sets.heldout_root()
     search = sets.heldout_search()
     first = next((i for i, (_, f) in enumerate(search, 1) if f is not None), None)
+    rows = []
     for i, (label, folder) in enumerate(search, 1):
-        if folder is None:
-            state = "none"
-        elif not folder.is_dir():
-            state = f"{folder} (missing)"
-        else:
+        n = None
+        if folder is not None and folder.is_dir():
             n = sum(1 for t in folder.iterdir() if t.is_dir() for v in t.glob("*/manifest.json"))
-            state = f"{folder} ({n} sets)"
-        used = "  <- used" if i == first else ""
-        click.echo(f"{i}. {label}: {state}{used}")
+        rows.append({"label": label, "folder": None if folder is None else str(folder),
+                     "sets": n, "used": i == first})  # fmt: skip
+    have = data.installed()
+    missing = [d for d in data.all_distributions() if d not in have]
+    if as_json:
+        click.echo(json.dumps({"search": rows, "used": str(root) if root.is_dir() else None,
+                               "installed": have, "not_installed": missing,
+                               "install": data.INSTALL}, indent=1))  # fmt: skip
+    else:
+        for i, row in enumerate(rows, 1):
+            state = "none" if row["folder"] is None else f"{row['folder']} (missing)"
+            if row["sets"] is not None:
+                state = f"{row['folder']} ({row['sets']} sets)"
+            click.echo(f"{i}. {row['label']}: {state}{'  <- used' if row['used'] else ''}")
+        if sets.checkout_heldout_root() is None:  # a checkout needs no data distribution
+            click.echo(_distributions_line(have, missing))
     if not root.is_dir():
         click.echo(
-            "no heldout folder found: pass --heldout DIR or install aht-bench with its data",
+            f"no heldout folder found: install the data ({data.INSTALL}), run from a checkout "
+            "or pass --heldout DIR",
             err=True,
         )
         raise click.exceptions.Exit(EXIT_USAGE)
-    click.echo(_data_summary())
+    if not as_json:
+        click.echo(_data_summary())
+
+
+def _distributions_line(have: dict[str, str], missing: list[str]) -> str:
+    """`heldout where`'s line on the data distributions installed and not."""
+    from aht_bench.evaluation import data
+
+    line = "data distributions installed: " + (
+        ", ".join(f"{k}=={v}" for k, v in have.items()) or "none"
+    )
+    if missing:
+        line += f"; not installed: {', '.join(missing)} ({data.INSTALL}"
+        line += f", or '[{data.EXTRA_BR}]' for the best responses too)"
+    return line
 
 
 @heldout.command("show")
@@ -1515,7 +1658,7 @@ def heldout_where() -> None:
 )
 def heldout_show(task: Task, version: str | None, as_json: bool) -> None:
     """Verify one set and print its members, kinds, bounds and who set them."""
-    eval_set = _verified_set(task, version or _newest_set(task.id), "--version")
+    eval_set = _verified_set(task, version or _newest_set(task.id, "--version"), "--version")
     manifest = eval_set.manifest or {}
     if as_json:
         out = {"set_id": eval_set.set_id, "manifest_sha256": eval_set.manifest_sha256,
@@ -1537,10 +1680,12 @@ def heldout_show(task: Task, version: str | None, as_json: bool) -> None:
 
 
 @heldout.command("verify")
-def heldout_verify() -> None:
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+def heldout_verify(no_progress: bool) -> None:
     """Check every published set's lock against the digest pinned in aht-bench, every file
     against its lock (heldout/<task_id>/<version>.sha256), and load each set; exit code 5 naming
-    the files if anything differs or a pinned set is missing."""
+    the files if anything differs or a pinned set is missing. In the installed data, the sets of
+    a data distribution that is not installed are named and skipped."""
     from aht_bench import heldout as ho
 
     for key, line in ho.unpinned_sets():
@@ -1548,7 +1693,19 @@ def heldout_verify() -> None:
             f"note: {key} is locked but not pinned in aht_bench/evaluation/pins.py: not a "
             f"published set (it loads as a development set); to publish it, add\n{line}"
         )
-    problems = ho.verify()
+    absent = ho.not_installed()
+    if absent:
+        from aht_bench.evaluation import data
+
+        click.echo(
+            f"note: not installed, so not verified: {', '.join(absent)} (install them with "
+            f"pip install 'aht-bench[{data.EXTRA_BR}]')"
+        )
+    bar = _Progress(not no_progress, "loading sets")
+    try:
+        problems = ho.verify(progress=bar)
+    finally:
+        bar.close()
     if problems:
         for p in problems:
             click.echo(f"error: {p}", err=True)
@@ -1558,8 +1715,11 @@ def heldout_verify() -> None:
             err=True,
         )
         raise click.exceptions.Exit(EXIT_TEAMMATE_INTEGRITY)
+    from aht_bench.evaluation.sets import heldout_root
+
     sets_ = ho.published_sets()
-    click.echo(f"verified {len(sets_)} published sets ({len(ho.read_lock())} files)")
+    files = sum((heldout_root() / rel).is_file() for rel in ho.read_lock())
+    click.echo(f"verified {_count(len(sets_), 'published set')} ({_count(files, 'file')})")
 
 
 @heldout.command("xp")
@@ -1578,7 +1738,7 @@ def heldout_verify() -> None:
 def heldout_xp(task: Task, version: str | None, plot: Path | None) -> None:
     """The best-response cross-play matrix of a set (row: a member's best response, column: a
     member), with its diagonal and off-diagonal means."""
-    eval_set = _verified_set(task, version or _newest_set(task.id), "--version")
+    eval_set = _verified_set(task, version or _newest_set(task.id, "--version"), "--version")
     xp = (eval_set.manifest or {}).get("cross_play")
     if not xp:
         raise click.UsageError(f"{eval_set.set_id} has no best-response cross-play matrix")

@@ -65,8 +65,19 @@ class AgentFileError(Exception):
     """
 
     def __init__(self, message: str, details: str | None = None) -> None:
-        super().__init__(message)
+        super().__init__(with_examples_note(message))
         self.details = details
+
+
+EXAMPLES_NOTE = f"`aht-bench examples` copies the example agents to ./{EXAMPLES}"
+
+
+def with_examples_note(message: str) -> str:
+    """`message`, and where to get the example agents when it cites them (an installed
+    aht-bench has no agents/ folder until `aht-bench examples` copies it)."""
+    if EXAMPLES not in message or EXAMPLES_NOTE in message:
+        return message
+    return f"{message} ({EXAMPLES_NOTE})"
 
 
 class AgentLoadError(AgentFileError):
