@@ -110,9 +110,42 @@ def _data_summary() -> str:
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
+    if ctx.meta.get("version_json"):
+        click.echo(json.dumps(_data_json(), indent=1))
+        ctx.exit()
     click.echo(f"aht-bench, version {__version__}")
     click.echo(_data_summary())
     ctx.exit()
+
+
+def _data_json() -> dict[str, Any]:
+    """`--version --json`: the version, the heldout folder used and the published sets in it."""
+    from aht_bench.evaluation import data, sets
+
+    root = sets.heldout_root()
+    found = {}
+    if root.is_dir():
+        for task_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+            versions = sets.published_versions(task_dir.name)
+            versions += sets.published_versions(task_dir.name, sets.HUMAN_PROXY)
+            if versions:
+                found[task_dir.name] = versions
+    label = next((lab for lab, f in sets.heldout_search() if f == root), None)
+    return {
+        "version": __version__,
+        "heldout": str(root) if root.is_dir() else None,
+        "heldout_source": label,
+        "published_sets": found,
+        "data_distributions": data.installed(),
+    }
+
+
+class _Main(click.Group):
+    """The top-level group; `--version --json` is seen before the eager --version runs."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["version_json"] = "--version" in args and "--json" in args
+        return super().parse_args(ctx, args)
 
 
 def _set_heldout(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
@@ -122,7 +155,7 @@ def _set_heldout(_ctx: click.Context, _param: click.Parameter, value: Path | Non
         os.environ[HELDOUT_ENV] = str(value.resolve())
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--version",
     is_flag=True,
@@ -130,6 +163,9 @@ def _set_heldout(_ctx: click.Context, _param: click.Parameter, value: Path | Non
     is_eager=True,
     callback=_print_version,
     help="Print the version and the heldout data it finds, and exit.",
+)
+@click.option(
+    "--json", "version_json", is_flag=True, expose_value=False, help="With --version: as JSON."
 )
 @click.option(
     "--heldout",
@@ -437,6 +473,13 @@ def _agent_failed(error: Exception, code: int, debug: bool) -> click.exceptions.
     help="Seconds the agent may run in all (isolated only; default: no limit).",
 )
 @click.option("--agent-output", is_flag=True, help="Show what the agent prints (stderr).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the result as JSON on stdout (agent, task_id, seat, teammate, returns, "
+    "mean_return; the other lines go to stderr).",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
 def check_agent(
     agent: Path,
@@ -452,6 +495,7 @@ def check_agent(
     step_timeout: float,
     total_timeout: float | None,
     agent_output: bool,
+    as_json: bool,
     debug: bool,
 ) -> None:
     """Load the agent file AGENT and play a few episodes of --task with it.
@@ -463,6 +507,7 @@ def check_agent(
     from aht_bench.policies.agent_file import AgentLoadError, AgentRuntimeError, check_agent_path
     from aht_bench.policies.sandbox import SandboxUnavailableError
 
+    stdout = _json_mode(as_json)
     try:
         path = check_agent_path(agent)
     except AgentLoadError as e:
@@ -470,13 +515,6 @@ def check_agent(
     from aht_bench.adapters.gym import EgoEnv
     from aht_bench.evaluation.gym_runner import play_agent_file
 
-    num_agents = task.env.num_agents
-    if seat >= num_agents:
-        raise click.BadParameter(
-            f"{task.id} has {num_agents} seats; pass --seat in [0, {num_agents})",
-            param_hint="--seat",
-        )
-    partner, partner_params = _teammate(task, teammate)
     limits = {
         "load_timeout": load_timeout,
         "step_timeout": step_timeout,
@@ -484,6 +522,21 @@ def check_agent(
         "echo_output": agent_output,
         "sandbox": not no_sandbox,
     }
+    isolation = "in-process" if no_isolate else "process" if no_sandbox else "sandbox"
+    try:
+        _probe_agents([path], task, isolation, limits)  # before the teammate and the task
+    except AgentLoadError as e:
+        raise _agent_failed(e, EXIT_AGENT_LOAD, debug) from None
+    except SandboxUnavailableError as e:
+        click.echo(f"error: {e}", err=True)
+        raise click.exceptions.Exit(EXIT_USAGE) from None
+    num_agents = task.env.num_agents
+    if seat >= num_agents:
+        raise click.BadParameter(
+            f"{task.id} has {num_agents} seats; pass --seat in [0, {num_agents})",
+            param_hint="--seat",
+        )
+    partner, partner_params = _teammate(task, teammate)
     try:
         env = EgoEnv(task, teammate=partner, teammate_params=partner_params, seat=seat)
         returns = play_agent_file(
@@ -501,10 +554,15 @@ def check_agent(
     except Exception as e:
         raise _internal_error(e, debug) from None
     click.echo(
-        f"mean base return {sum(returns) / len(returns):g} over {episodes} episode(s) of "
+        f"mean base return {sum(returns) / len(returns):g} over {_count(episodes, 'episode')} of "
         f"{task.id}, seat {seat}, teammate {teammate}"
     )
     click.echo(f"agent OK: {path.name}")
+    if as_json:
+        result = {"agent": path.name, "task_id": task.id, "seat": seat, "teammate": teammate,
+                  "episodes": episodes, "returns": [float(r) for r in returns],
+                  "mean_return": sum(returns) / len(returns), "ok": True}  # fmt: skip
+        click.echo(json.dumps(result, indent=1), file=stdout)
 
 
 def _train_spec(
@@ -998,6 +1056,12 @@ def _result_paths(
     "with N seed files results/<first agent>/<task_id>-<N>seeds.json]",
 )
 @click.option(
+    "--force",
+    is_flag=True,
+    help="Replace result records that exist at --out (without it, an existing record is an "
+    "error and nothing is run or written).",
+)
+@click.option(
     "--isolate",
     is_flag=True,
     help="Play step by step through the agent's act(obs) in its worker even when it has a "
@@ -1066,6 +1130,13 @@ def _result_paths(
 @click.option("--no-plot", is_flag=True, help="Do not draw the bar plot.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--agent-output", is_flag=True, help="Show what an isolated agent prints.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON list, per task {out, record, random_floor}, on stdout (the other lines "
+    "go to stderr).",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
 def evaluate(
     agent: tuple[Path, ...],
@@ -1074,6 +1145,7 @@ def evaluate(
     episodes: int,
     seed: int,
     out: Path | None,
+    force: bool,
     isolate: bool,
     no_sandbox: bool,
     in_process: bool,
@@ -1087,6 +1159,7 @@ def evaluate(
     no_plot: bool,
     no_progress: bool,
     agent_output: bool,
+    as_json: bool,
     debug: bool,
 ) -> None:
     """Score the agent file AGENT against a teammate set: BRProx with confidence intervals.
@@ -1114,6 +1187,8 @@ def evaluate(
     )
     if no_viewer and not replays:
         raise click.BadParameter("--no-viewer goes with --replays N", param_hint="--no-viewer")
+    targets = [_result_paths(out, paths[0], t.id, several, len(paths)) for t in tasks]
+    stdout, results = _json_mode(as_json), []
     limits = {
         "load_timeout": load_timeout,
         "step_timeout": step_timeout,
@@ -1121,6 +1196,9 @@ def evaluate(
         "echo_output": agent_output,
         "memory_limit": int(memory_limit * 1024**3),
     }
+    with _evaluation_errors(_Progress(False, ""), debug):  # the cheap checks, before any work
+        _check_sets_and_records(tasks, versions, targets, out, force)
+        _probe_agents(paths, tasks[0], isolation, limits)
     for one_task in tasks:
         bar = _Progress(not no_progress, "playing")
         folder: Path | None = None
@@ -1156,15 +1234,100 @@ def evaluate(
                 plot_result(record, target.with_suffix(".png"))
             if sink is not None:
                 folder = _save_replays(sink, record, target, viewer=not no_viewer)
-        click.echo("\n".join(rec.result_lines(record)))
-        plot = "" if no_plot else f" and {target.with_suffix('.png')}"
-        click.echo(
-            f"wrote {target}{plot} (payload sha256 {record['payload_sha256'][:16]}..., "
-            f"{record['meta']['wall_seconds']:.0f}s)"
+        results.append(_print_result(record, target, folder, no_plot, no_viewer))
+    if as_json:
+        click.echo(json.dumps(results, indent=1), file=stdout)
+
+
+def _print_result(
+    record: dict[str, Any], target: Path, folder: Path | None, no_plot: bool, no_viewer: bool
+) -> dict[str, Any]:
+    """What `evaluate` prints for one task's record: the table with the random-agent floor
+    under the aggregates, then what it wrote; returns the task's row of `--json`."""
+    from aht_bench.evaluation import record as rec
+    from aht_bench.evaluation.floor import floor_line, random_floor
+
+    click.echo("\n".join(rec.result_lines(record, floor_line(record))))
+    plot = "" if no_plot else f" and {target.with_suffix('.png')}"
+    click.echo(
+        f"wrote {target}{plot} (payload sha256 {record['payload_sha256'][:16]}..., "
+        f"{record['meta']['wall_seconds']:.0f}s)"
+    )
+    if folder is not None:
+        pages = "" if no_viewer else " and their viewer pages (open MEMBER.html)"
+        click.echo(f"replays{pages}: {folder}/")
+    ts = record["payload"]["teammate_set"]
+    return {"out": str(target), "record": record,
+            "random_floor": random_floor(ts["id"], ts["manifest_sha256"])}  # fmt: skip
+
+
+def _check_sets_and_records(
+    tasks: list[Task], versions: dict[Task, str], targets: list[Path], out: Path | None, force: bool
+) -> None:
+    """`evaluate`'s checks that need neither the agent nor the task built: each task's set is
+    there, verified and for the task (`find_set`), and no record would be replaced."""
+    from aht_bench.evaluation.sets import find_set
+
+    for one_task in tasks:
+        find_set(one_task.id, versions[one_task])
+    _refuse_overwrite(targets, out, force)
+
+
+def _refuse_overwrite(targets: list[Path], out: Path | None, force: bool) -> None:
+    """A usage error, before anything runs, when a result record to write exists and `force`
+    is not given: a record is never replaced silently (issue 53)."""
+    taken = [t for t in targets if t.exists()]
+    if not taken or force:
+        return
+    from aht_bench.evaluation.record import ResultFileError, read_record
+
+    described = []
+    for path in taken:
+        try:
+            payload = read_record(path)["payload"]
+            mean = payload["aggregates"]["mean"]["value"]
+            what = f"mean {mean:.3f}, {_count(payload['protocol']['episodes'], 'episode')}"
+        except (ResultFileError, KeyError, TypeError):
+            what = "not a readable record"
+        described.append(f"{path} ({what})")
+    given = "--out" if out is not None else "the default --out"
+    raise click.UsageError(
+        f"{given} holds a result already: {'; '.join(described)}; pass --force to replace it, "
+        "or --out with a new name (nothing was run or written)"
+    )
+
+
+def _json_mode(as_json: bool) -> Any:
+    """The stream the JSON result goes to; with `as_json`, every other line of the command is
+    sent to stderr (until the command ends), so stdout carries the JSON alone."""
+    stdout = sys.stdout
+    if as_json:
+        click.get_current_context().with_resource(contextlib.redirect_stdout(sys.stderr))
+    return stdout
+
+
+def _probe_agents(paths: list[Path], task: Task, isolation: str, limits: dict[str, Any]) -> None:
+    """Import and check every agent file (.py) where it will run (sandbox, process or this
+    process), before the task is built and the teammates are loaded: a broken file fails in
+    seconds, not after them (`agent_file.probe_agent_file`). Raises what loading raises."""
+    from aht_bench.policies.agent_file import probe_agent_file, probe_spec
+    from aht_bench.policies.isolated import probe_isolated
+
+    for path in paths:
+        if path.suffix != ".py":
+            continue  # a policy file runs no user code; loading it is its check
+        if isolation == "in-process":
+            probe_agent_file(path, probe_spec(task))
+            continue
+        memory = {"memory_limit": limits["memory_limit"]} if "memory_limit" in limits else {}
+        probe_isolated(
+            path,
+            task,
+            sandbox=isolation == "sandbox",
+            load_timeout=limits["load_timeout"],
+            echo_output=limits["echo_output"],
+            **memory,
         )
-        if folder is not None:
-            pages = "" if no_viewer else " and their viewer pages (open MEMBER.html)"
-            click.echo(f"replays{pages}: {folder}/")
 
 
 def _save_replays(sink: Any, record: dict[str, Any], target: Path, viewer: bool) -> Path:
@@ -1239,9 +1402,9 @@ def _announce(paths: list[Path], task_id: str, eval_set: Any, episodes: int, see
     if len(paths) > 1:
         who = f"{len(paths)} seeds of one agent ({', '.join(p.name for p in paths)})"
     click.echo(
-        f"\n{who} on {task_id}: {eval_set.teammates.size} teammate(s) of "
-        f"{eval_set.set_id}{dev}, {episodes} episodes x {len(eval_set.seatings)} "
-        f"seating(s) each, seed {seed}"
+        f"\n{who} on {task_id}: {_count(eval_set.teammates.size, 'teammate')} of "
+        f"{eval_set.set_id}{dev}, {_count(episodes, 'episode')} x "
+        f"{_count(len(eval_set.seatings), 'seating')} each, seed {seed}"
     )
 
 
@@ -1318,10 +1481,10 @@ def _evaluation_errors(bar: _Progress, debug: bool) -> Iterator[None]:
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("results/compare.png"),
-    show_default=True,
-    help="Plot of the aggregates (.png); the probability of improvement goes to <out>-poi.png. "
-    "With results on several tasks or sets, one pair of plots per group (<out>-<task>.png).",
+    default=None,
+    help="Also plot the aggregates (.png); the probability of improvement goes to "
+    "<out>-poi.png. With results on several tasks or sets, one pair of plots per group "
+    "(<out>-<task>.png). Without --out, only the tables.",
 )
 @click.option(
     "--reps",
@@ -1331,24 +1494,34 @@ def _evaluation_errors(bar: _Progress, debug: bool) -> Iterator[None]:
     help="Bootstrap resamples of the probability-of-improvement CIs.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-@click.option("--no-plot", is_flag=True, help="Only print the tables.")
-def compare(results: tuple[Path, ...], out: Path, reps: int, seed: int, no_plot: bool) -> None:
+@click.option("--no-plot", is_flag=True, help="No plots even with --out (only the tables).")
+@click.option(
+    "--json", "as_json", is_flag=True, help="The comparison as one JSON list, a group per set."
+)
+def compare(
+    results: tuple[Path, ...], out: Path | None, reps: int, seed: int, no_plot: bool, as_json: bool
+) -> None:
     """Compare result records of `aht-bench evaluate`: aggregates with CIs, and the
     probability of improvement P(X > Y) for each pair of results on the same teammate set.
 
     \b
     aht-bench compare results/a/lbf-v1.json results/b/lbf-v1.json
+    aht-bench compare results/a/lbf-v1.json results/b/lbf-v1.json --out compare.png
     """
-    from aht_bench.evaluation.compare import compare_records
+    from aht_bench.evaluation.compare import comparison, comparison_lines
     from aht_bench.evaluation.record import ResultFileError, read_record
 
-    if out.suffix.lower() != ".png":
+    if out is not None and out.suffix.lower() != ".png":
         raise click.BadParameter(f"{out} must end in .png", param_hint="--out")
     try:
         records = [(p, read_record(p)) for p in results]
     except ResultFileError as e:
         raise click.BadParameter(str(e), param_hint="RESULTS") from None
-    for line in compare_records(records, None if no_plot else out, reps=reps, seed=seed):
+    groups = comparison(records, None if no_plot else out, reps=reps, seed=seed)
+    if as_json:
+        click.echo(json.dumps(groups, indent=1))
+        return
+    for line in comparison_lines(groups):
         click.echo(line)
 
 
@@ -1586,7 +1759,8 @@ def heldout_list(as_json: bool) -> None:
                 f"{row['off_diagonal_mean']:.4g}"
             )
         click.echo(
-            f"{row['task_id']}/{row['version']} ({label}, {len(row['members'])} members{diversity})"
+            f"{row['task_id']}/{row['version']} ({label}, "
+            f"{_count(len(row['members']), 'member')}{diversity})"
         )
         click.echo(f"    {', '.join(str(m) for m in row['members'])}")
 

@@ -533,6 +533,20 @@ def check_published_files(task_id: str, folder: Path) -> None:
             )
 
 
+def find_set(task_id: str, name: str | os.PathLike[str]) -> tuple[Path, dict[str, Any], str]:
+    """(folder, manifest, its sha256) of the set `name` for `task_id`, the manifest verified and
+    for this task, without building anything: what `load_set` checks first, cheap enough to
+    run before an evaluation starts. Raises `TeammateSetError` (or its integrity error)."""
+    folder = resolve_set_folder(task_id, name)
+    manifest, digest = read_manifest(folder)
+    if manifest.get("task_id") != task_id:
+        raise TeammateSetError(
+            f"the set in {folder} is for {manifest.get('task_id')!r}, not {task_id}; pass "
+            f"--task {manifest.get('task_id')} or another set"
+        )
+    return folder, manifest, digest
+
+
 def load_set(task: str | Task, name: str | os.PathLike[str] = "v1") -> EvaluationSet:
     """The teammate set `name` (a version such as "v1" or "dev", or a set folder) for `task` (a
     `Task`, or a task id or alias, resolved here)."""
@@ -540,14 +554,8 @@ def load_set(task: str | Task, name: str | os.PathLike[str] = "v1") -> Evaluatio
 
     task = envs.task(task)
     task_id = task.id
-    folder = resolve_set_folder(task_id, name)
-    manifest, digest = read_manifest(folder)
+    folder, manifest, digest = find_set(task_id, name)
     pinned = check_pin(task_id, folder, digest)
-    if manifest.get("task_id") != task_id:
-        raise TeammateSetError(
-            f"the set in {folder} is for {manifest.get('task_id')!r}, not {task_id}; pass "
-            f"--task {manifest.get('task_id')} or another set"
-        )
     members = manifest.get("members") or []
     if not members:
         raise TeammateSetIntegrityError(f"the set in {folder} lists no members")
