@@ -25,6 +25,7 @@ import subprocess
 import sys
 import sysconfig
 import time
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -280,3 +281,94 @@ def test_mypy_finds_the_installed_package_typed(installed):
         r.stdout
     ), r.stdout
     assert r.stdout.count("error:") == 1, r.stdout
+
+
+def test_an_editable_install_of_a_checkout_uses_its_own_folders(built):
+    # `make install` (pip install -e '.[dev]'): no data distribution; the checkout's heldout/,
+    # agents/examples/ and docs/ are used where they are
+    tmp, src = Path(built["tmp"]), Path(built["tmp"]) / "src"  # type: ignore[arg-type]
+    venv = tmp / "venv-editable"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True, capture_output=True, text=True,
+        ).stdout.strip()
+    )  # fmt: skip
+    here = Path(sysconfig.get_paths()["purelib"]).resolve()
+    builders = [md.distribution("setuptools"), md.distribution("wheel")]  # the build backend
+    for dist in [*_closure("aht-bench"), *builders]:
+        for f in dist.files or []:
+            path = Path(str(dist.locate_file(f))).resolve()
+            if here in path.parents and path.is_file():
+                _place(path, site / path.relative_to(here))
+    r = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+         "--no-build-isolation", "--no-index", "-e", str(src)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AHT_BENCH_")}
+    env.pop("PYTHONPATH", None)
+    r = subprocess.run(
+        [str(python), "-c",
+         "from aht_bench import shipped; from aht_bench.evaluation import sets; "
+         "import importlib.util as u; print(sets.heldout_root()); print(shipped.examples_root()); "
+         "print(shipped.docs_root()); print(u.find_spec('aht_bench_heldout'))"],
+        cwd=tmp, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [str(src / "heldout"), str(src / "agents" / "examples"),
+                                str(src / "docs"), "None"]  # fmt: skip
+
+
+def test_the_lock_pins_what_the_index_serves_and_every_sb3_line_names_the_cpu_index():
+    # issue 53: torch==2.13.0+cpu is served by PyTorch's CPU wheel index only, so `[sb3]` with
+    # the lock did not install from the package index
+    lock = (REPO / "requirements.lock").read_text().splitlines()
+    local = [line for line in lock if "+" in line.split("==", 1)[-1]]
+    assert local == [], "local version labels (+cpu) are not on the package index"
+    pins = dict(line.split("==", 1) for line in lock if "==" in line)
+    assert pins["torch"] == "2.13.0" and pins["stable_baselines3"] == "2.9.2"
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["optional-dependencies"]["sb3"] == ["stable-baselines3==2.9.2", "torch==2.13.0"]
+    cpu = "--extra-index-url https://download.pytorch.org/whl/cpu"
+    files = [
+        REPO / "README.md",
+        REPO / "agents" / "README.md",
+        REPO / "agents" / "examples" / "sb3_ppo" / "train.py",
+        *(REPO / "docs").rglob("*.md"),
+    ]
+    for path in files:
+        text = " ".join(path.read_text().split())  # lines joined: a command may wrap
+        for match in re.finditer(r"pip install[^`\n]*\[sb3\][^`\n]*", text):
+            assert cpu in match.group(0), (path, match.group(0))
+
+
+@pytest.mark.slow  # a fresh venv resolving from the package index (network; minutes)
+def test_sb3_resolves_from_the_index_with_the_documented_command(built, tmp_path):
+    import urllib.request
+
+    try:
+        urllib.request.urlopen("https://pypi.org/simple/stable-baselines3/", timeout=10)
+    except OSError:
+        pytest.skip("the package index is not reachable from here")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    report = tmp_path / "report.json"
+    r = subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install",
+         "--dry-run", "--ignore-installed", "-q", "--report", str(report),
+         "-c", str(REPO / "requirements.lock"), f"{built['code']}[sb3]",
+         "--extra-index-url", "https://download.pytorch.org/whl/cpu", "--timeout", "10",
+         "--retries", "1"],
+        capture_output=True, text=True, timeout=1800,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    chosen = {re.sub(r"[-_.]+", "-", i["metadata"]["name"]).lower(): i["metadata"]["version"]
+              for i in json.loads(report.read_text())["install"]}  # fmt: skip
+    assert chosen["stable-baselines3"] == "2.9.2"
+    assert chosen["torch"].split("+")[0] == "2.13.0"
+    print(f"[sb3] resolves: torch {chosen['torch']}, stable-baselines3 2.9.2, "
+          f"{len(chosen)} distributions")  # fmt: skip
