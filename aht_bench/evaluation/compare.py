@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from aht_bench.evaluation import scores
-from aht_bench.evaluation.record import agent_label, is_multi_seed, score_matrix_of
+from aht_bench.evaluation.record import agent_label, count, is_multi_seed, score_matrix_of
 
 _HEAD = {"mean": "mean", "iqm": "IQM", "median": "median", "worst_case": "worst case"}
 
@@ -102,7 +102,7 @@ def comparison_lines(groups: list[dict[str, Any]]) -> list[str]:
         results = group["results"]
         lines.append(
             f"{group['task_id']}, teammate set {group['set_id']} (manifest "
-            f"{group['manifest_sha256'][:12]}...): {len(results)} result(s)"
+            f"{group['manifest_sha256'][:12]}...): {count(len(results), 'result')}"
         )
         width = max(8, *(len(r["label"]) for r in results))
         lines.append(f"  {'agent':{width}s}  " + "  ".join(f"{h:>22s}" for h in _HEAD.values()))
