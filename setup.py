@@ -12,10 +12,10 @@ from setuptools import find_packages, setup
 
 SHIPPED = {"aht_bench._shipped.examples": "agents/examples", "aht_bench._shipped.docs": "docs"}
 SHIPPED_FILES = {
-    "aht_bench._shipped.examples": ["*.py", "*.safetensors", "*.json", "sb3_ppo/*"],
+    "aht_bench._shipped.examples": ["**/*"],  # every example and its folder (sb3_ppo/, ...)
     # the screenshots (docs/images/, 0.19 MB of PNG) stay out: the code wheel stays well under
     # 1 MB, and `aht-bench docs` prints the pages as text
-    "aht_bench._shipped.docs": ["*.md", "baselines/*.md"],
+    "aht_bench._shipped.docs": ["**/*.md"],
 }
 
 setup(
