@@ -31,7 +31,8 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/python -m pip install --quiet -c requirements.lock -e '.[dev]'
 	touch $(STAMP)
 
-# The tests also cover the Stable-Baselines3 example (the sb3 extra: SB3 + a pinned CPU torch)
+# The tests also cover the Stable-Baselines3 example (the sb3 extra: SB3 + torch 2.13.0; for the
+# CPU build of torch add PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu, see README.md)
 # the Ray backend of `aht-bench sweep` (the ray extra) and the play server (the play extra).
 # `make demo` needs none of them.
 $(SB3_STAMP): $(STAMP)
@@ -44,10 +45,12 @@ install: $(STAMP) sandbox
 # heuristic cook jitted on the v2 cramped_room (the game the paper's numbers were measured on),
 # the JAX MLP agent jitted and the scripted agent step by step (16 episodes per teammate and
 # seat, to stay quick) on LBF, and compare the two LBF agents. Agent code runs sandboxed.
+# `--force`: a second `make demo` replaces the first one's records (evaluate never replaces a
+# record without it).
 demo: $(STAMP) sandbox
-	$(BIN)/aht-bench evaluate agents/examples/heuristic_agent.py --task overcooked-cramped_room-v2 --out demo/heuristic_agent-cramped_room-v2.json
-	$(BIN)/aht-bench evaluate agents/examples/jax_mlp_agent.py --task lbf --out demo/jax_mlp_agent-lbf.json
-	$(BIN)/aht-bench evaluate agents/examples/scripted_agent.py --task lbf --episodes 16 --out demo/scripted_agent-lbf.json
+	$(BIN)/aht-bench evaluate agents/examples/heuristic_agent.py --task overcooked-cramped_room-v2 --out demo/heuristic_agent-cramped_room-v2.json --force
+	$(BIN)/aht-bench evaluate agents/examples/jax_mlp_agent.py --task lbf --out demo/jax_mlp_agent-lbf.json --force
+	$(BIN)/aht-bench evaluate agents/examples/scripted_agent.py --task lbf --episodes 16 --out demo/scripted_agent-lbf.json --force
 	$(BIN)/aht-bench compare demo/jax_mlp_agent-lbf.json demo/scripted_agent-lbf.json --out demo/compare-lbf.png
 
 # The fast set on the machine's cores, at most 4 workers (pytest-xdist; each worker holds its

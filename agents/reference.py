@@ -208,7 +208,7 @@ def score(methods: list[str], tasks: list[str], episodes: int) -> int:
             result = folder / "result-v1.json"
             rc = subprocess.call(
                 [cli, "evaluate", *map(str, seeds), "--task", TASKS[task], "--episodes",
-                 str(episodes), "--out", str(result), "--no-progress"]
+                 str(episodes), "--out", str(result), "--no-progress", "--force"]
             )  # fmt: skip
             if rc:
                 return rc

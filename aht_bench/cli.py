@@ -110,9 +110,42 @@ def _data_summary() -> str:
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
+    if ctx.meta.get("version_json"):
+        click.echo(json.dumps(_data_json(), indent=1))
+        ctx.exit()
     click.echo(f"aht-bench, version {__version__}")
     click.echo(_data_summary())
     ctx.exit()
+
+
+def _data_json() -> dict[str, Any]:
+    """`--version --json`: the version, the heldout folder used and the published sets in it."""
+    from aht_bench.evaluation import data, sets
+
+    root = sets.heldout_root()
+    found = {}
+    if root.is_dir():
+        for task_dir in sorted(p for p in root.iterdir() if p.is_dir()):
+            versions = sets.published_versions(task_dir.name)
+            versions += sets.published_versions(task_dir.name, sets.HUMAN_PROXY)
+            if versions:
+                found[task_dir.name] = versions
+    label = next((lab for lab, f in sets.heldout_search() if f == root), None)
+    return {
+        "version": __version__,
+        "heldout": str(root) if root.is_dir() else None,
+        "heldout_source": label,
+        "published_sets": found,
+        "data_distributions": data.installed(),
+    }
+
+
+class _Main(click.Group):
+    """The top-level group; `--version --json` is seen before the eager --version runs."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["version_json"] = "--version" in args and "--json" in args
+        return super().parse_args(ctx, args)
 
 
 def _set_heldout(_ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
@@ -122,7 +155,7 @@ def _set_heldout(_ctx: click.Context, _param: click.Parameter, value: Path | Non
         os.environ[HELDOUT_ENV] = str(value.resolve())
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--version",
     is_flag=True,
@@ -130,6 +163,9 @@ def _set_heldout(_ctx: click.Context, _param: click.Parameter, value: Path | Non
     is_eager=True,
     callback=_print_version,
     help="Print the version and the heldout data it finds, and exit.",
+)
+@click.option(
+    "--json", "version_json", is_flag=True, expose_value=False, help="With --version: as JSON."
 )
 @click.option(
     "--heldout",
@@ -146,7 +182,12 @@ def main() -> None:
 
 @main.command()
 @click.option(
-    "--json", "as_json", is_flag=True, help="One JSON list of {task_id, alias, description}."
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="One JSON list, a row per task: task_id, alias, aliases, description, agents, "
+    "horizon, obs_dim, num_actions, gymnasium_id, heldout_sets (published), default_set, sets "
+    "(builds every task: some seconds).",
 )
 def tasks(as_json: bool) -> None:
     """List the registered tasks and their short aliases."""
@@ -154,15 +195,98 @@ def tasks(as_json: bool) -> None:
 
     short = {v: k for k, v in envs.aliases().items()}
     if as_json:
-        rows = [
-            {"task_id": t, "alias": short.get(t), "description": envs.describe(t)}
-            for t in envs.registered_ids()
-        ]
-        click.echo(json.dumps(rows, indent=1))
+        click.echo(json.dumps([_task_row(t) for t in envs.registered_ids()], indent=1))
         return
     for task_id in envs.registered_ids():
         alias = f" (alias: {short[task_id]})" if task_id in short else ""
         click.echo(f"{task_id:32s} {envs.describe(task_id)}{alias}")
+
+
+def _task_row(task_id: str) -> dict[str, Any]:
+    """What a script needs to know about one task (`tasks --json`): sizes from the built
+    environment, its Gymnasium ids and the teammate sets found here."""
+    from aht_bench import envs
+    from aht_bench.adapters.gym import gymnasium_aliases, gymnasium_id
+    from aht_bench.evaluation.sets import HUMAN_PROXY, available_sets, published_versions
+
+    env = envs.make(task_id)
+    aliases = sorted(a for a, t in envs.aliases().items() if t == task_id)
+    published = published_versions(task_id) + published_versions(task_id, HUMAN_PROXY)
+    return {
+        "task_id": task_id,
+        "alias": aliases[0] if aliases else None,
+        "aliases": aliases,
+        "description": envs.describe(task_id),
+        "agents": int(env.num_agents),
+        "horizon": int(env.horizon),
+        "obs_dim": int(env.obs_dim),
+        "num_actions": int(env.num_actions),
+        "gymnasium_id": gymnasium_id(task_id),
+        "gymnasium_alias_ids": [gymnasium_id(a) for a in aliases if a in gymnasium_aliases()],
+        "heldout_sets": published,
+        "default_set": (published_versions(task_id) or [None])[-1],
+        "sets": available_sets(task_id),
+    }
+
+
+@main.command()
+@click.argument(
+    "folder", type=click.Path(file_okay=False, path_type=Path), required=False, default=None
+)
+@click.option("--force", is_flag=True, help="Replace example files that exist in FOLDER.")
+def examples(folder: Path | None, force: bool) -> None:
+    """Copy the example agents (random, scripted, heuristic, JAX MLP, Stable-Baselines3) into
+    FOLDER (default: ./agents/examples, the path errors and docs cite), to evaluate or edit.
+
+    \b
+    aht-bench examples
+    aht-bench evaluate agents/examples/random_agent.py --task forced_coord --episodes 2
+    """
+    from aht_bench.shipped import DEFAULT_EXAMPLES_DIR, ShippedFileError, copy_examples
+
+    dest = folder if folder is not None else DEFAULT_EXAMPLES_DIR
+    try:
+        written = copy_examples(dest, force=force)
+    except ShippedFileError as e:
+        raise click.BadParameter(str(e), param_hint="FOLDER") from None
+    click.echo(f"copied {_count(len(written), 'file')} to {dest}/:")
+    for path in written:
+        click.echo(f"  {path}")
+    click.echo(
+        f"next: aht-bench evaluate {dest / 'random_agent.py'} --task forced_coord --episodes 2 "
+        "(docs/agent_files.md, `aht-bench docs agent_files`, says how to write your own)"
+    )
+
+
+@main.command()
+@click.argument("page", required=False, default=None)
+@click.option("--path", "as_path", is_flag=True, help="Print the page's file, not its text.")
+@click.option("--json", "as_json", is_flag=True, help="The pages as one JSON list.")
+def docs(page: str | None, as_path: bool, as_json: bool) -> None:
+    """The documentation that ships with aht-bench: without PAGE, list the pages and where
+    they are; with PAGE (e.g. evaluation, agent_files, baselines/brdiv), print it (Markdown).
+
+    \b
+    aht-bench docs
+    aht-bench docs evaluation
+    """
+    from aht_bench.shipped import ShippedFileError, docs_root, page_path, pages
+
+    if page is None:
+        rows = pages()
+        if as_json:
+            click.echo(json.dumps([{"page": n, "title": t} for n, t in rows], indent=1))
+            return
+        click.echo(f"docs in {docs_root()} (aht-bench docs PAGE prints one):")
+        width = max((len(n) for n, _ in rows), default=0)
+        for name, title in rows:
+            click.echo(f"  {name:{width}s}  {title}")
+        return
+    try:
+        path = page_path(page)
+    except ShippedFileError as e:
+        raise click.BadParameter(str(e), param_hint="PAGE") from None
+    click.echo(str(path) if as_path else path.read_text().rstrip("\n"))
 
 
 @main.command()
@@ -349,6 +473,13 @@ def _agent_failed(error: Exception, code: int, debug: bool) -> click.exceptions.
     help="Seconds the agent may run in all (isolated only; default: no limit).",
 )
 @click.option("--agent-output", is_flag=True, help="Show what the agent prints (stderr).")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the result as JSON on stdout (agent, task_id, seat, teammate, returns, "
+    "mean_return; the other lines go to stderr).",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
 def check_agent(
     agent: Path,
@@ -364,6 +495,7 @@ def check_agent(
     step_timeout: float,
     total_timeout: float | None,
     agent_output: bool,
+    as_json: bool,
     debug: bool,
 ) -> None:
     """Load the agent file AGENT and play a few episodes of --task with it.
@@ -375,6 +507,7 @@ def check_agent(
     from aht_bench.policies.agent_file import AgentLoadError, AgentRuntimeError, check_agent_path
     from aht_bench.policies.sandbox import SandboxUnavailableError
 
+    stdout = _json_mode(as_json)
     try:
         path = check_agent_path(agent)
     except AgentLoadError as e:
@@ -382,13 +515,6 @@ def check_agent(
     from aht_bench.adapters.gym import EgoEnv
     from aht_bench.evaluation.gym_runner import play_agent_file
 
-    num_agents = task.env.num_agents
-    if seat >= num_agents:
-        raise click.BadParameter(
-            f"{task.id} has {num_agents} seats; pass --seat in [0, {num_agents})",
-            param_hint="--seat",
-        )
-    partner, partner_params = _teammate(task, teammate)
     limits = {
         "load_timeout": load_timeout,
         "step_timeout": step_timeout,
@@ -396,6 +522,21 @@ def check_agent(
         "echo_output": agent_output,
         "sandbox": not no_sandbox,
     }
+    isolation = "in-process" if no_isolate else "process" if no_sandbox else "sandbox"
+    try:
+        _probe_agents([path], task, isolation, limits)  # before the teammate and the task
+    except AgentLoadError as e:
+        raise _agent_failed(e, EXIT_AGENT_LOAD, debug) from None
+    except SandboxUnavailableError as e:
+        click.echo(f"error: {e}", err=True)
+        raise click.exceptions.Exit(EXIT_USAGE) from None
+    num_agents = task.env.num_agents
+    if seat >= num_agents:
+        raise click.BadParameter(
+            f"{task.id} has {num_agents} seats; pass --seat in [0, {num_agents})",
+            param_hint="--seat",
+        )
+    partner, partner_params = _teammate(task, teammate)
     try:
         env = EgoEnv(task, teammate=partner, teammate_params=partner_params, seat=seat)
         returns = play_agent_file(
@@ -413,10 +554,15 @@ def check_agent(
     except Exception as e:
         raise _internal_error(e, debug) from None
     click.echo(
-        f"mean base return {sum(returns) / len(returns):g} over {episodes} episode(s) of "
+        f"mean base return {sum(returns) / len(returns):g} over {_count(episodes, 'episode')} of "
         f"{task.id}, seat {seat}, teammate {teammate}"
     )
     click.echo(f"agent OK: {path.name}")
+    if as_json:
+        result = {"agent": path.name, "task_id": task.id, "seat": seat, "teammate": teammate,
+                  "episodes": episodes, "returns": [float(r) for r in returns],
+                  "mean_return": sum(returns) / len(returns), "ok": True}  # fmt: skip
+        click.echo(json.dumps(result, indent=1), file=stdout)
 
 
 def _train_spec(
@@ -710,6 +856,11 @@ Exit codes:
 130  stopped by Ctrl-C (nothing written)"""
 
 
+def _count(n: int, noun: str) -> str:
+    """ "1 member", "2 members": `n` and `noun`, plural unless `n` is 1."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 class _Progress:
     """A tqdm bar on stderr (the one progress style of every command: train, heldout build and
     the experiments use tqdm too) that appears on the first update, when the total is known."""
@@ -766,12 +917,34 @@ def _literal_tasks(path: Path) -> tuple[str, ...] | None:
     return None
 
 
-def _newest_set(task_id: str) -> str:
-    """The newest published heldout version of `task_id`; v1 (whose absence `load_set` then
-    reports with the sets that do exist) if none is shipped."""
-    from aht_bench.evaluation.sets import newest_version
+def _newest_set(task_id: str, option: str) -> str:
+    """The newest published heldout version of `task_id` (the default when `option`, the
+    option that names a set, is not given); none is a usage error that blames --task, the
+    input given, and names the sets there are, `option` to pick one, or the data to install."""
+    from aht_bench.evaluation import data
+    from aht_bench.evaluation.sets import (
+        available_sets,
+        newest_version,
+        published_versions,
+        searched_text,
+        tasks_with_sets,
+    )
 
-    return newest_version(task_id) or "v1"
+    newest = newest_version(task_id)
+    if newest is not None:
+        return newest
+    others = [t for t in tasks_with_sets() if published_versions(t)]
+    have = available_sets(task_id)
+    if have:
+        fix = f"its sets here are {', '.join(have)}: pass {option} {have[0]} (or a set folder)"
+    elif others:
+        fix = f"pass {option} with a set folder, or a task that has one: {', '.join(others)}"
+    else:
+        fix = (
+            f"none is found for any task (looked in {searched_text()}); install the heldout "
+            f"data ({data.INSTALL}), run from a checkout, or pass --heldout DIR"
+        )
+    raise click.BadParameter(f"{task_id} has no published heldout set; {fix}", param_hint="--task")
 
 
 def _evaluation_tasks(task: str, teammates: str | None, agent: Path) -> list[Task]:
@@ -883,6 +1056,12 @@ def _result_paths(
     "with N seed files results/<first agent>/<task_id>-<N>seeds.json]",
 )
 @click.option(
+    "--force",
+    is_flag=True,
+    help="Replace result records that exist at --out (without it, an existing record is an "
+    "error and nothing is run or written).",
+)
+@click.option(
     "--isolate",
     is_flag=True,
     help="Play step by step through the agent's act(obs) in its worker even when it has a "
@@ -951,6 +1130,13 @@ def _result_paths(
 @click.option("--no-plot", is_flag=True, help="Do not draw the bar plot.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--agent-output", is_flag=True, help="Show what an isolated agent prints.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print one JSON list, per task {out, record, random_floor}, on stdout (the other lines "
+    "go to stderr).",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
 def evaluate(
     agent: tuple[Path, ...],
@@ -959,6 +1145,7 @@ def evaluate(
     episodes: int,
     seed: int,
     out: Path | None,
+    force: bool,
     isolate: bool,
     no_sandbox: bool,
     in_process: bool,
@@ -972,6 +1159,7 @@ def evaluate(
     no_plot: bool,
     no_progress: bool,
     agent_output: bool,
+    as_json: bool,
     debug: bool,
 ) -> None:
     """Score the agent file AGENT against a teammate set: BRProx with confidence intervals.
@@ -999,6 +1187,8 @@ def evaluate(
     )
     if no_viewer and not replays:
         raise click.BadParameter("--no-viewer goes with --replays N", param_hint="--no-viewer")
+    targets = [_result_paths(out, paths[0], t.id, several, len(paths)) for t in tasks]
+    stdout, results = _json_mode(as_json), []
     limits = {
         "load_timeout": load_timeout,
         "step_timeout": step_timeout,
@@ -1006,6 +1196,9 @@ def evaluate(
         "echo_output": agent_output,
         "memory_limit": int(memory_limit * 1024**3),
     }
+    with _evaluation_errors(_Progress(False, ""), debug):  # the cheap checks, before any work
+        _check_sets_and_records(tasks, versions, targets, out, force)
+        _probe_agents(paths, tasks[0], isolation, limits)
     for one_task in tasks:
         bar = _Progress(not no_progress, "playing")
         folder: Path | None = None
@@ -1041,15 +1234,100 @@ def evaluate(
                 plot_result(record, target.with_suffix(".png"))
             if sink is not None:
                 folder = _save_replays(sink, record, target, viewer=not no_viewer)
-        click.echo("\n".join(rec.result_lines(record)))
-        plot = "" if no_plot else f" and {target.with_suffix('.png')}"
-        click.echo(
-            f"wrote {target}{plot} (payload sha256 {record['payload_sha256'][:16]}..., "
-            f"{record['meta']['wall_seconds']:.0f}s)"
+        results.append(_print_result(record, target, folder, no_plot, no_viewer))
+    if as_json:
+        click.echo(json.dumps(results, indent=1), file=stdout)
+
+
+def _print_result(
+    record: dict[str, Any], target: Path, folder: Path | None, no_plot: bool, no_viewer: bool
+) -> dict[str, Any]:
+    """What `evaluate` prints for one task's record: the table with the random-agent floor
+    under the aggregates, then what it wrote; returns the task's row of `--json`."""
+    from aht_bench.evaluation import record as rec
+    from aht_bench.evaluation.floor import floor_line, random_floor
+
+    click.echo("\n".join(rec.result_lines(record, floor_line(record))))
+    plot = "" if no_plot else f" and {target.with_suffix('.png')}"
+    click.echo(
+        f"wrote {target}{plot} (payload sha256 {record['payload_sha256'][:16]}..., "
+        f"{record['meta']['wall_seconds']:.0f}s)"
+    )
+    if folder is not None:
+        pages = "" if no_viewer else " and their viewer pages (open MEMBER.html)"
+        click.echo(f"replays{pages}: {folder}/")
+    ts = record["payload"]["teammate_set"]
+    return {"out": str(target), "record": record,
+            "random_floor": random_floor(ts["id"], ts["manifest_sha256"])}  # fmt: skip
+
+
+def _check_sets_and_records(
+    tasks: list[Task], versions: dict[Task, str], targets: list[Path], out: Path | None, force: bool
+) -> None:
+    """`evaluate`'s checks that need neither the agent nor the task built: each task's set is
+    there, verified and for the task (`find_set`), and no record would be replaced."""
+    from aht_bench.evaluation.sets import find_set
+
+    for one_task in tasks:
+        find_set(one_task.id, versions[one_task])
+    _refuse_overwrite(targets, out, force)
+
+
+def _refuse_overwrite(targets: list[Path], out: Path | None, force: bool) -> None:
+    """A usage error, before anything runs, when a result record to write exists and `force`
+    is not given: a record is never replaced silently (issue 53)."""
+    taken = [t for t in targets if t.exists()]
+    if not taken or force:
+        return
+    from aht_bench.evaluation.record import ResultFileError, read_record
+
+    described = []
+    for path in taken:
+        try:
+            payload = read_record(path)["payload"]
+            mean = payload["aggregates"]["mean"]["value"]
+            what = f"mean {mean:.3f}, {_count(payload['protocol']['episodes'], 'episode')}"
+        except (ResultFileError, KeyError, TypeError):
+            what = "not a readable record"
+        described.append(f"{path} ({what})")
+    given = "--out" if out is not None else "the default --out"
+    raise click.UsageError(
+        f"{given} holds a result already: {'; '.join(described)}; pass --force to replace it, "
+        "or --out with a new name (nothing was run or written)"
+    )
+
+
+def _json_mode(as_json: bool) -> Any:
+    """The stream the JSON result goes to; with `as_json`, every other line of the command is
+    sent to stderr (until the command ends), so stdout carries the JSON alone."""
+    stdout = sys.stdout
+    if as_json:
+        click.get_current_context().with_resource(contextlib.redirect_stdout(sys.stderr))
+    return stdout
+
+
+def _probe_agents(paths: list[Path], task: Task, isolation: str, limits: dict[str, Any]) -> None:
+    """Import and check every agent file (.py) where it will run (sandbox, process or this
+    process), before the task is built and the teammates are loaded: a broken file fails in
+    seconds, not after them (`agent_file.probe_agent_file`). Raises what loading raises."""
+    from aht_bench.policies.agent_file import probe_agent_file, probe_spec
+    from aht_bench.policies.isolated import probe_isolated
+
+    for path in paths:
+        if path.suffix != ".py":
+            continue  # a policy file runs no user code; loading it is its check
+        if isolation == "in-process":
+            probe_agent_file(path, probe_spec(task))
+            continue
+        memory = {"memory_limit": limits["memory_limit"]} if "memory_limit" in limits else {}
+        probe_isolated(
+            path,
+            task,
+            sandbox=isolation == "sandbox",
+            load_timeout=limits["load_timeout"],
+            echo_output=limits["echo_output"],
+            **memory,
         )
-        if folder is not None:
-            pages = "" if no_viewer else " and their viewer pages (open MEMBER.html)"
-            click.echo(f"replays{pages}: {folder}/")
 
 
 def _save_replays(sink: Any, record: dict[str, Any], target: Path, viewer: bool) -> Path:
@@ -1098,7 +1376,7 @@ def _evaluate_options(
             param_hint="--task",
         )
     tasks = _evaluation_tasks(task, teammates, paths[0])
-    versions = {t: teammates or _newest_set(t.id) for t in tasks}
+    versions = {t: teammates or _newest_set(t.id, "--teammates") for t in tasks}
     several = task == "all"
     if out is not None and not several and out.suffix.lower() != ".json":
         raise click.BadParameter(f"{out} must end in .json", param_hint="--out")
@@ -1124,9 +1402,9 @@ def _announce(paths: list[Path], task_id: str, eval_set: Any, episodes: int, see
     if len(paths) > 1:
         who = f"{len(paths)} seeds of one agent ({', '.join(p.name for p in paths)})"
     click.echo(
-        f"\n{who} on {task_id}: {eval_set.teammates.size} teammate(s) of "
-        f"{eval_set.set_id}{dev}, {episodes} episodes x {len(eval_set.seatings)} "
-        f"seating(s) each, seed {seed}"
+        f"\n{who} on {task_id}: {_count(eval_set.teammates.size, 'teammate')} of "
+        f"{eval_set.set_id}{dev}, {_count(episodes, 'episode')} x "
+        f"{_count(len(eval_set.seatings), 'seating')} each, seed {seed}"
     )
 
 
@@ -1203,10 +1481,10 @@ def _evaluation_errors(bar: _Progress, debug: bool) -> Iterator[None]:
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("results/compare.png"),
-    show_default=True,
-    help="Plot of the aggregates (.png); the probability of improvement goes to <out>-poi.png. "
-    "With results on several tasks or sets, one pair of plots per group (<out>-<task>.png).",
+    default=None,
+    help="Also plot the aggregates (.png); the probability of improvement goes to "
+    "<out>-poi.png. With results on several tasks or sets, one pair of plots per group "
+    "(<out>-<task>.png). Without --out, only the tables.",
 )
 @click.option(
     "--reps",
@@ -1216,24 +1494,34 @@ def _evaluation_errors(bar: _Progress, debug: bool) -> Iterator[None]:
     help="Bootstrap resamples of the probability-of-improvement CIs.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-@click.option("--no-plot", is_flag=True, help="Only print the tables.")
-def compare(results: tuple[Path, ...], out: Path, reps: int, seed: int, no_plot: bool) -> None:
+@click.option("--no-plot", is_flag=True, help="No plots even with --out (only the tables).")
+@click.option(
+    "--json", "as_json", is_flag=True, help="The comparison as one JSON list, a group per set."
+)
+def compare(
+    results: tuple[Path, ...], out: Path | None, reps: int, seed: int, no_plot: bool, as_json: bool
+) -> None:
     """Compare result records of `aht-bench evaluate`: aggregates with CIs, and the
     probability of improvement P(X > Y) for each pair of results on the same teammate set.
 
     \b
     aht-bench compare results/a/lbf-v1.json results/b/lbf-v1.json
+    aht-bench compare results/a/lbf-v1.json results/b/lbf-v1.json --out compare.png
     """
-    from aht_bench.evaluation.compare import compare_records
+    from aht_bench.evaluation.compare import comparison, comparison_lines
     from aht_bench.evaluation.record import ResultFileError, read_record
 
-    if out.suffix.lower() != ".png":
+    if out is not None and out.suffix.lower() != ".png":
         raise click.BadParameter(f"{out} must end in .png", param_hint="--out")
     try:
         records = [(p, read_record(p)) for p in results]
     except ResultFileError as e:
         raise click.BadParameter(str(e), param_hint="RESULTS") from None
-    for line in compare_records(records, None if no_plot else out, reps=reps, seed=seed):
+    groups = comparison(records, None if no_plot else out, reps=reps, seed=seed)
+    if as_json:
+        click.echo(json.dumps(groups, indent=1))
+        return
+    for line in comparison_lines(groups):
         click.echo(line)
 
 
@@ -1471,36 +1759,65 @@ def heldout_list(as_json: bool) -> None:
                 f"{row['off_diagonal_mean']:.4g}"
             )
         click.echo(
-            f"{row['task_id']}/{row['version']} ({label}, {len(row['members'])} members{diversity})"
+            f"{row['task_id']}/{row['version']} ({label}, "
+            f"{_count(len(row['members']), 'member')}{diversity})"
         )
         click.echo(f"    {', '.join(str(m) for m in row['members'])}")
 
 
 @heldout.command("where")
-def heldout_where() -> None:
-    """Where the heldout sets are looked up, in order, and which folder is used."""
-    from aht_bench.evaluation import sets
+@click.option("--json", "as_json", is_flag=True, help="The lookup order and the data as JSON.")
+def heldout_where(as_json: bool) -> None:
+    """Where the heldout sets are looked up, in order, which folder is used, and which data
+    distributions are installed (`pip install 'aht-bench[heldout]'` installs them all)."""
+    from aht_bench.evaluation import data, sets
 
     root = sets.heldout_root()
     search = sets.heldout_search()
     first = next((i for i, (_, f) in enumerate(search, 1) if f is not None), None)
+    rows = []
     for i, (label, folder) in enumerate(search, 1):
-        if folder is None:
-            state = "none"
-        elif not folder.is_dir():
-            state = f"{folder} (missing)"
-        else:
+        n = None
+        if folder is not None and folder.is_dir():
             n = sum(1 for t in folder.iterdir() if t.is_dir() for v in t.glob("*/manifest.json"))
-            state = f"{folder} ({n} sets)"
-        used = "  <- used" if i == first else ""
-        click.echo(f"{i}. {label}: {state}{used}")
+        rows.append({"label": label, "folder": None if folder is None else str(folder),
+                     "sets": n, "used": i == first})  # fmt: skip
+    have = data.installed()
+    missing = [d for d in data.all_distributions() if d not in have]
+    if as_json:
+        click.echo(json.dumps({"search": rows, "used": str(root) if root.is_dir() else None,
+                               "installed": have, "not_installed": missing,
+                               "install": data.INSTALL}, indent=1))  # fmt: skip
+    else:
+        for i, row in enumerate(rows, 1):
+            state = "none" if row["folder"] is None else f"{row['folder']} (missing)"
+            if row["sets"] is not None:
+                state = f"{row['folder']} ({row['sets']} sets)"
+            click.echo(f"{i}. {row['label']}: {state}{'  <- used' if row['used'] else ''}")
+        if sets.checkout_heldout_root() is None:  # a checkout needs no data distribution
+            click.echo(_distributions_line(have, missing))
     if not root.is_dir():
         click.echo(
-            "no heldout folder found: pass --heldout DIR or install aht-bench with its data",
+            f"no heldout folder found: install the data ({data.INSTALL}), run from a checkout "
+            "or pass --heldout DIR",
             err=True,
         )
         raise click.exceptions.Exit(EXIT_USAGE)
-    click.echo(_data_summary())
+    if not as_json:
+        click.echo(_data_summary())
+
+
+def _distributions_line(have: dict[str, str], missing: list[str]) -> str:
+    """`heldout where`'s line on the data distributions installed and not."""
+    from aht_bench.evaluation import data
+
+    line = "data distributions installed: " + (
+        ", ".join(f"{k}=={v}" for k, v in have.items()) or "none"
+    )
+    if missing:
+        line += f"; not installed: {', '.join(missing)} ({data.INSTALL}"
+        line += f", or '[{data.EXTRA_BR}]' for the best responses too)"
+    return line
 
 
 @heldout.command("show")
@@ -1515,7 +1832,7 @@ def heldout_where() -> None:
 )
 def heldout_show(task: Task, version: str | None, as_json: bool) -> None:
     """Verify one set and print its members, kinds, bounds and who set them."""
-    eval_set = _verified_set(task, version or _newest_set(task.id), "--version")
+    eval_set = _verified_set(task, version or _newest_set(task.id, "--version"), "--version")
     manifest = eval_set.manifest or {}
     if as_json:
         out = {"set_id": eval_set.set_id, "manifest_sha256": eval_set.manifest_sha256,
@@ -1537,10 +1854,12 @@ def heldout_show(task: Task, version: str | None, as_json: bool) -> None:
 
 
 @heldout.command("verify")
-def heldout_verify() -> None:
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+def heldout_verify(no_progress: bool) -> None:
     """Check every published set's lock against the digest pinned in aht-bench, every file
     against its lock (heldout/<task_id>/<version>.sha256), and load each set; exit code 5 naming
-    the files if anything differs or a pinned set is missing."""
+    the files if anything differs or a pinned set is missing. In the installed data, the sets of
+    a data distribution that is not installed are named and skipped."""
     from aht_bench import heldout as ho
 
     for key, line in ho.unpinned_sets():
@@ -1548,7 +1867,19 @@ def heldout_verify() -> None:
             f"note: {key} is locked but not pinned in aht_bench/evaluation/pins.py: not a "
             f"published set (it loads as a development set); to publish it, add\n{line}"
         )
-    problems = ho.verify()
+    absent = ho.not_installed()
+    if absent:
+        from aht_bench.evaluation import data
+
+        click.echo(
+            f"note: not installed, so not verified: {', '.join(absent)} (install them with "
+            f"pip install 'aht-bench[{data.EXTRA_BR}]')"
+        )
+    bar = _Progress(not no_progress, "loading sets")
+    try:
+        problems = ho.verify(progress=bar)
+    finally:
+        bar.close()
     if problems:
         for p in problems:
             click.echo(f"error: {p}", err=True)
@@ -1558,8 +1889,11 @@ def heldout_verify() -> None:
             err=True,
         )
         raise click.exceptions.Exit(EXIT_TEAMMATE_INTEGRITY)
+    from aht_bench.evaluation.sets import heldout_root
+
     sets_ = ho.published_sets()
-    click.echo(f"verified {len(sets_)} published sets ({len(ho.read_lock())} files)")
+    files = sum((heldout_root() / rel).is_file() for rel in ho.read_lock())
+    click.echo(f"verified {_count(len(sets_), 'published set')} ({_count(files, 'file')})")
 
 
 @heldout.command("xp")
@@ -1578,7 +1912,7 @@ def heldout_verify() -> None:
 def heldout_xp(task: Task, version: str | None, plot: Path | None) -> None:
     """The best-response cross-play matrix of a set (row: a member's best response, column: a
     member), with its diagonal and off-diagonal means."""
-    eval_set = _verified_set(task, version or _newest_set(task.id), "--version")
+    eval_set = _verified_set(task, version or _newest_set(task.id, "--version"), "--version")
     xp = (eval_set.manifest or {}).get("cross_play")
     if not xp:
         raise click.UsageError(f"{eval_set.set_id} has no best-response cross-play matrix")

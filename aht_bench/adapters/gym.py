@@ -7,7 +7,9 @@
 or, after `import aht_bench.adapters.gym`,
 `gymnasium.make("aht_bench/overcooked-forced_coord-v1")`. A teammate can be named:
 `teammate="lexi"` (a heuristic), `"heldout:v2:ippo_mlp_0"` (a member of a heldout set) or
-`"random"`, resolved once by `aht_bench.evaluation.teammates`. Every id is registered with
+`"random"`, resolved once by `aht_bench.evaluation.teammates`. Every id is registered, and so
+is every alias (`gymnasium.make("aht_bench/forced_coord")`: the task the alias names today; `lbf`
+and `sabotage` Gymnasium resolves itself to `lbf-v1` and `sabotage-v1`), with
 `max_episode_steps` = the task's horizon and with `aht_bench.adapters.vector`'s jitted
 `EgoVectorEnv` as its `vector_entry_point` (`gymnasium.make_vec`).
 
@@ -398,8 +400,10 @@ def register_gymnasium_envs() -> None:
     `aht_bench.adapters.vector.EgoVectorEnv`. Builds nothing: a task's backend is imported when
     `gymnasium.make` first builds it.
     """
-    for task_id in registered_ids():
-        env_id = f"{GYMNASIUM_NAMESPACE}/{task_id}"
+    names = [(task_id, task_id) for task_id in registered_ids()]
+    names += [(alias, task_id) for alias, task_id in gymnasium_aliases().items()]
+    for name, task_id in names:
+        env_id = f"{GYMNASIUM_NAMESPACE}/{name}"
         if env_id in gymnasium.registry:
             continue
         gymnasium.register(
@@ -410,6 +414,20 @@ def register_gymnasium_envs() -> None:
             max_episode_steps=registered_horizon(task_id),
             nondeterministic=False,
         )
+
+
+def gymnasium_aliases() -> dict[str, str]:
+    """The task aliases registered as Gymnasium ids of their own (``aht_bench/forced_coord``,
+    the task the alias names today): every alias but those that are the name of a versioned id
+    (``lbf`` of ``lbf-v1``), which Gymnasium itself resolves to the newest version of that name
+    (with a warning) and will not let one register unversioned."""
+    versioned = {task_id.rpartition("-v")[0] for task_id in registered_ids()}
+    return {a: t for a, t in envs.aliases().items() if a not in versioned}
+
+
+def gymnasium_id(name: str) -> str:
+    """The Gymnasium id of a task id or alias (``aht_bench/<name>``)."""
+    return f"{GYMNASIUM_NAMESPACE}/{name}"
 
 
 register_gymnasium_envs()

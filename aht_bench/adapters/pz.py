@@ -8,14 +8,19 @@
 
 Seats are named "agent_0".."agent_{n-1}"; these dicts exist only here, the JAX task keeps agents
 on a leading axis. Seats given in `teammates` are played inside the shell by a fixed policy
-(heuristic, network, any callable) and leave `agents`, so a learner sees only its own seats:
+(heuristic, network, any callable) and leave `agents`, so a learner sees only its own seats.
+A teammate can be named as everywhere else (`EgoEnv(teammate=...)`, `aht-bench check-agent
+--teammate`): "random", a heuristic of the task, or a heldout member "heldout:<version>:<member>",
+resolved once by `aht_bench.evaluation.teammates`:
 
     env = ParallelEnv("lbf-4p-v1", teammates={"agent_2": lbf_heuristic("lexi", num_agents=4),
                                                "agent_3": (network, params)})
+    env = ParallelEnv("cramped_room", teammates={"agent_1": "heldout:v2:ippo_mlp_0"})
 
 The jitted reset/step are the ones `aht_bench.envs.compiled` caches per task id.
 
-May import numpy, gymnasium, pettingzoo, aht_bench.envs and aht_bench.adapters.gym.
+May import numpy, gymnasium, pettingzoo, aht_bench.envs and aht_bench.adapters.gym (which
+resolves teammate names).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from aht_bench.adapters.gym import (
     observation_space_of,
     render_modes_of,
     render_state,
+    resolve_teammate_name,
 )
 from aht_bench.envs.compiled import HostTimeStep, Task, host_action_mask, to_host
 from aht_bench.envs.core import EnvState
@@ -57,8 +63,10 @@ class ParallelEnv(TaskShell, pettingzoo.ParallelEnv[AgentID, np.ndarray, int]):
         render_mode: ``"rgb_array"`` or ``"ansi"``, whichever the task supports
             (``metadata["render_modes"]``), or None.
         teammates: seats played by the shell itself, ``{"agent_1": teammate, ...}``; a
-            teammate is a policy of the protocol in ``aht_bench.policies`` (a heuristic, whose
-            params are None), a ``(policy, params)`` pair, or a callable
+            teammate is a name (``"random"``, a heuristic such as ``"lexi"``, a heldout member
+            such as ``"heldout:v2:ippo_mlp_0"``), a policy of the protocol in
+            ``aht_bench.policies`` (a heuristic, whose params are None), a ``(policy, params)``
+            pair, or a callable
             ``obs (obs_dim,) float32 -> int action``. Those seats are not in
             ``possible_agents``; each protocol policy gets its own carry and PRNG stream, drawn
             from the ``reset`` seed.
@@ -246,9 +254,18 @@ def _teammate_seats(
             )
         if teammate is None:
             raise TypeError(
-                f"the teammate of {agent} is None; pass a policy, a (policy, params) pair or a "
-                "callable obs -> action (leave the seat out to play it through step())"
+                f"the teammate of {agent} is None; pass a name (e.g. 'random', 'lexi', "
+                "'heldout:v2:ippo_mlp_0'), a policy, a (policy, params) pair or a callable "
+                "obs -> action (leave the seat out to play it through step())"
             )
-        pair = teammate if isinstance(teammate, tuple) and len(teammate) == 2 else (teammate, None)
+        if isinstance(teammate, str):  # a name, as EgoEnv and the CLI take it
+            try:
+                pair = resolve_teammate_name(envs.task(task_id), teammate, None)
+            except ValueError as e:
+                raise ValueError(f"teammates[{agent!r}]: {e}") from None
+        else:
+            pair = (
+                teammate if isinstance(teammate, tuple) and len(teammate) == 2 else (teammate, None)
+            )
         out[seats.index(agent)] = pair
     return out

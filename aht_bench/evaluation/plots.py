@@ -18,6 +18,7 @@ import numpy as np
 from aht_bench.evaluation.record import (
     agent_files,
     agent_label,
+    count,
     is_multi_seed,
     mean_returns_per_seating,
     members_above_one,
@@ -78,10 +79,11 @@ def plot_result(record: dict[str, Any], path: Path) -> None:
     if is_multi_seed(payload):
         seeds = len(agent_files(payload))
         protocol = (
-            f"{seeds} seeds x {episodes} episodes per seating, {conf}% bootstrap CIs over seeds"
+            f"{seeds} seeds x {count(episodes, 'episode')} per seating, {conf}% bootstrap CIs "
+            "over seeds"
         )
     else:
-        protocol = f"{episodes} episodes per seating, {conf}% bootstrap CIs"
+        protocol = f"{count(episodes, 'episode')} per seating, {conf}% bootstrap CIs"
     flagged = f"\nred: mean score above 1, the bound is too low ({', '.join(sorted(above))})"
     ax.set_title(
         f"{agent_label(payload)} on {payload['task_id']}\n"

@@ -146,7 +146,38 @@ def seed_member_entries(
     return entries
 
 
+MIN_RUNS = 2
+"""Independent runs per member below which a bootstrap CI says nothing (one run: zero width)."""
+
+
+def runs_per_member(payload: dict[str, Any]) -> int:
+    """The independent runs behind each member's score: the training seeds of a multi-seed
+    record, else the episodes (each averaged over the seatings)."""
+    if is_multi_seed(payload):
+        return len(payload["agent"]["files"])
+    return int(payload["protocol"]["episodes"])
+
+
+def ci_warning(payload: dict[str, Any]) -> str | None:
+    """Why the payload's CIs are no confidence intervals (fewer than `MIN_RUNS` runs per
+    member), or None when they are."""
+    runs = runs_per_member(payload)
+    if runs >= MIN_RUNS:
+        return None
+    unit = "training seed" if is_multi_seed(payload) else "episode"
+    return (
+        f"the CIs come from {runs} {unit} per member: a bootstrap over fewer than {MIN_RUNS} "
+        "runs has zero width and is not a confidence interval; evaluate with --episodes 2 or "
+        "more (the default is 64)"
+    )
+
+
 def make_record(payload: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    """The record of `payload`; a payload whose CIs come from fewer than `MIN_RUNS` runs per
+    member says so in `ci_warning` (absent otherwise)."""
+    warning = ci_warning(payload)
+    if warning is not None:
+        payload = payload | {"ci_warning": warning}
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
@@ -283,11 +314,18 @@ def score_matrix_of(record: dict[str, Any]) -> np.ndarray:
     return np.asarray(rows).T
 
 
-def result_lines(record: dict[str, Any]) -> list[str]:
+def count(n: int, noun: str) -> str:
+    """ "1 member", "2 members": `n` and `noun`, in the plural unless `n` is 1."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def result_lines(record: dict[str, Any], floor: str | None = None) -> list[str]:
     """The table `aht-bench evaluate` prints for a result record: per member its bounds, mean
     return (over every seating and per ego seat: an agent that plays only one side of a
     divided layout shows), normalised score with CI and a flag above 1; then the per-seed
-    means of a multi-seed record, the aggregates and a warning per member above 1."""
+    means of a multi-seed record, the aggregates, `floor` (a line on the random agent's score
+    on the set, to read the aggregates against), a flag when the CIs come from fewer than
+    `MIN_RUNS` runs per member, and a warning per member above 1."""
     lines: list[str] = []
     payload = record["payload"]
     members = payload["members"]
@@ -300,8 +338,11 @@ def result_lines(record: dict[str, Any]) -> list[str]:
     seat_labels = [f"ego {seating_label(s)}" for s in payload["protocol"]["seatings"]]
     per_seat = mean_returns_per_seating(payload)
     seat_head = "".join(f"  {label:>10s}" for label in seat_labels)
+    no_ci = ci_warning(payload) is not None
+    unit = "seed" if seeds else "episode"
+    flag_ci = f" ({runs_per_member(payload)} {unit} per member: no CI)" if no_ci else ""
     lines.append(f"{'member':{width}s}  {'lower':>7s}  {'upper':>8s}  {'mean return':>11s}"
-                 f"{seat_head}  normalised [{conf}% CI{over}]")  # fmt: skip
+                 f"{seat_head}  normalised [{conf}% CI{over}]{flag_ci}")  # fmt: skip
     for m, seat_means in zip(members, per_seat, strict=True):
         lo, hi = m["normalized"]["ci"]
         seat_cells = "".join(
@@ -325,20 +366,25 @@ def result_lines(record: dict[str, Any]) -> list[str]:
             mean = sum(m["normalized_per_seed"][i] for m in members) / len(members)
             lines.append(f"seed {i} ({f['file']}): mean normalised score {mean:.3f}")
         lines.append(
-            f"aggregate over {len(members)} member(s) x {seeds} seeds (each the mean of "
-            f"{n_ep} episodes x {n_seat} seating(s)), stratified bootstrap {conf}% CI over the "
-            f"{seeds} seeds:"
+            f"aggregate over {count(len(members), 'member')} x {seeds} seeds (each the mean of "
+            f"{count(n_ep, 'episode')} x {count(n_seat, 'seating')}), stratified bootstrap "
+            f"{conf}% CI over the {seeds} seeds:"
         )
     else:
         lines.append(
-            f"aggregate over {len(members)} member(s) x {n_ep} episodes (each the mean of "
-            f"{n_seat} seating(s)), stratified bootstrap {conf}% CI:"
+            f"aggregate over {count(len(members), 'member')} x {count(n_ep, 'episode')} (each "
+            f"the mean of {count(n_seat, 'seating')}), stratified bootstrap {conf}% CI:"
         )
     labels = {"mean": "mean", "iqm": "IQM", "median": "median", "worst_case": "worst case"}
     for key, label in labels.items():
         agg = payload["aggregates"][key]
         lo, hi = agg["ci"]
-        lines.append(f"  {label:10s} {agg['value']:6.3f} [{lo:.3f}, {hi:.3f}]")
+        mark = "  <- not a CI" if no_ci else ""
+        lines.append(f"  {label:10s} {agg['value']:6.3f} [{lo:.3f}, {hi:.3f}]{mark}")
+    if floor is not None:
+        lines.append(floor)
+    if no_ci:
+        lines.append(f"warning: {ci_warning(payload)}")
     for m in above:
         lines.append(f"warning: {above_one_message(m)}; by the paper's procedure it is raised")
     return lines

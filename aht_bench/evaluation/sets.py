@@ -28,7 +28,12 @@ integrity check; a `vN`, `human-proxy-vN` or `human-proxy-play-<label>` folder t
 pinned (built here and not published, or edited) is treated as a development set and is not a
 default.
 
-May import numpy, the standard library, aht_bench.files, aht_bench.envs and aht_bench.policies.
+The sets come from the first of: $AHT_BENCH_HELDOUT (`--heldout DIR`), the checkout's heldout/,
+the data distributions installed beside the package (`aht_bench.evaluation.data`); an error
+that finds no set names the distribution to install.
+
+May import numpy, the standard library, aht_bench.files, aht_bench.envs, aht_bench.policies
+and aht_bench.evaluation (pins, data).
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ import numpy as np
 
 from aht_bench.envs import Task
 from aht_bench.envs.tasks import ego_seatings
+from aht_bench.evaluation import data
 from aht_bench.evaluation.pins import (
     PINNED,
     LockFormatError,
@@ -160,9 +166,9 @@ def looks_published(version: str) -> bool:
     return tail[:1] == "v" and tail[1:].isdigit()
 
 
-DATA_PACKAGE = "aht_bench_heldout"
-"""The import name under which an installed aht-bench carries the heldout sets (package data of
-the wheel, built from the checkout's heldout/ folder: see pyproject.toml)."""
+DATA_PACKAGE = data.DATA_PACKAGE
+"""The import name under which the heldout data distributions install the sets (a namespace
+package that every one of them adds to: `aht_bench.evaluation.data`)."""
 
 
 def checkout_heldout_root() -> Path | None:
@@ -174,15 +180,22 @@ def checkout_heldout_root() -> Path | None:
     return None
 
 
-def installed_heldout_root() -> Path | None:
-    """The heldout sets installed with the package (`aht_bench_heldout`), or None."""
+def installed_heldout_folders() -> list[Path]:
+    """Every folder of the installed data (`aht_bench_heldout`): one when the data
+    distributions are installed into one environment, as pip does."""
     import importlib.util
 
     spec = importlib.util.find_spec(DATA_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        return None
-    folder = Path(next(iter(spec.submodule_search_locations)))
-    return folder if folder.is_dir() else None
+        return []
+    return [Path(p) for p in spec.submodule_search_locations if Path(p).is_dir()]
+
+
+def installed_heldout_root() -> Path | None:
+    """The heldout sets installed by the data distributions (`aht_bench_heldout`), or None;
+    of several folders (data installed into two environments on the path) the first."""
+    folders = installed_heldout_folders()
+    return folders[0] if folders else None
 
 
 def package_heldout_root() -> Path:
@@ -296,10 +309,12 @@ def resolve_set_folder(task_id: str, name: str | os.PathLike[str]) -> Path:
         fix = (
             ""
             if versions
-            else "; looked in " + searched_text() + ". Fix: install aht-bench with its data "
-            "(pip install aht-bench), run from a checkout, or point --heldout DIR / "
+            else "; looked in " + searched_text() + ". Fix: install the heldout data ("
+            f"{data.install_hint(text)}), run from a checkout, or point --heldout DIR / "
             f"${HELDOUT_ENV} at a heldout/ folder"
         )
+        if versions and pin_key(task_id, text) in PINNED and checkout_heldout_root() is None:
+            fix = f"; the {text} sets install with {data.install_hint(text)}"
         raise TeammateSetError(
             f"no teammate set {text!r} for {task_id} in {heldout_root()}; {have}{fix}"
         )
@@ -510,6 +525,20 @@ def check_published_files(task_id: str, folder: Path) -> None:
             )
 
 
+def find_set(task_id: str, name: str | os.PathLike[str]) -> tuple[Path, dict[str, Any], str]:
+    """(folder, manifest, its sha256) of the set `name` for `task_id`, the manifest verified and
+    for this task, without building anything: what `load_set` checks first, cheap enough to
+    run before an evaluation starts. Raises `TeammateSetError` (or its integrity error)."""
+    folder = resolve_set_folder(task_id, name)
+    manifest, digest = read_manifest(folder)
+    if manifest.get("task_id") != task_id:
+        raise TeammateSetError(
+            f"the set in {folder} is for {manifest.get('task_id')!r}, not {task_id}; pass "
+            f"--task {manifest.get('task_id')} or another set"
+        )
+    return folder, manifest, digest
+
+
 def load_set(task: str | Task, name: str | os.PathLike[str] = "v1") -> EvaluationSet:
     """The teammate set `name` (a version such as "v1" or "dev", or a set folder) for `task` (a
     `Task`, or a task id or alias, resolved here)."""
@@ -517,14 +546,8 @@ def load_set(task: str | Task, name: str | os.PathLike[str] = "v1") -> Evaluatio
 
     task = envs.task(task)
     task_id = task.id
-    folder = resolve_set_folder(task_id, name)
-    manifest, digest = read_manifest(folder)
+    folder, manifest, digest = find_set(task_id, name)
     pinned = check_pin(task_id, folder, digest)
-    if manifest.get("task_id") != task_id:
-        raise TeammateSetError(
-            f"the set in {folder} is for {manifest.get('task_id')!r}, not {task_id}; pass "
-            f"--task {manifest.get('task_id')} or another set"
-        )
     members = manifest.get("members") or []
     if not members:
         raise TeammateSetIntegrityError(f"the set in {folder} lists no members")

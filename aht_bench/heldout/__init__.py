@@ -35,9 +35,11 @@ May import the standard library, numpy and aht_bench.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aht_bench.evaluation import data
 from aht_bench.evaluation.pins import (
     PINNED,
     LockFormatError,
@@ -53,6 +55,7 @@ from aht_bench.evaluation.sets import (
     TeammateSetError,
     TeammateSetIntegrityError,
     heldout_root,
+    installed_heldout_folders,
     load_set,
     newest_version,
     package_heldout_root,
@@ -78,6 +81,7 @@ __all__ = [
     "load_set",
     "lock_new",
     "member",
+    "not_installed",
     "published_sets",
     "unpinned_sets",
     "verify",
@@ -252,15 +256,28 @@ def _locks(root: Path, folders: list[Path]) -> dict[str, dict[str, str]]:
     return out
 
 
-def _pin_problems(root: Path, folders: list[Path]) -> list[str]:
-    """Locks whose digest is not the package's pin; in the checkout's own heldout/, pinned
-    sets that are missing (another root may hold only some sets)."""
+def not_installed(root: Path | None = None) -> list[str]:
+    """The data distributions (`aht_bench.evaluation.data`) whose files `root` may lack: when
+    `root` is the installed data, every data distribution not installed here; elsewhere (a
+    checkout, a folder given by --heldout) none, for there every published file must be."""
+    root = root or heldout_root()
+    installed_roots = [f.resolve() for f in installed_heldout_folders()]
+    if root.resolve() not in installed_roots:
+        return []
+    have = data.installed()
+    return [name for name in data.all_distributions() if name not in have]
+
+
+def _pin_problems(root: Path, folders: list[Path], absent: set[str]) -> list[str]:
+    """Locks whose digest is not the package's pin; in the package's own heldout/ (the
+    checkout's, or the installed data), pinned sets that are missing, unless their
+    distribution is not installed (`absent`); another root may hold only some sets."""
     problems = []
     locked = _locks(root, folders)
     checkout = root.resolve() == package_heldout_root().resolve()
     for key, digest in sorted(PINNED.items()):
         if key not in locked:
-            if checkout:
+            if checkout and data.distribution(key.split("/", 1)[1]) not in absent:
                 problems.append(
                     f"{key}: missing (a published set pinned in aht_bench/evaluation/pins.py)"
                 )
@@ -286,25 +303,34 @@ def unpinned_sets(root: Path | None = None) -> list[tuple[str, str]]:
     return out
 
 
-def verify(root: Path | None = None, load_members: bool = True) -> list[str]:
+def verify(
+    root: Path | None = None,
+    load_members: bool = True,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> list[str]:
     """Problems found in the published sets (an empty list when all is well).
 
     Every locked file must exist with its digest; a published folder must hold no file the lock
     does not list; each published set must load (manifest and weight hashes, cards, shapes).
+    In the installed data, the files of a data distribution that is not installed
+    (`not_installed`: the best responses, say) may be absent. `progress(done, total, set)` is
+    called as each set is loaded.
     """
     root = root or heldout_root()
     problems: list[str] = []
     lock = read_lock(root)
     folders = published_sets(root)
+    absent = set(not_installed(root))
     for folder in folders:
         if not lock_path(folder).is_file():
             rel = lock_path(folder).relative_to(root).as_posix()
             problems.append(f"{rel} is missing: the published set cannot be verified")
-    problems += _pin_problems(root, folders)
+    problems += _pin_problems(root, folders, absent)
     for rel, digest in sorted(lock.items()):
         path = root / rel
         if not path.is_file():
-            problems.append(f"{rel}: missing (published file)")
+            if data.distribution_of(rel) not in absent:
+                problems.append(f"{rel}: missing (published file)")
         elif _digest(path) != digest:
             problems.append(f"{rel}: sha256 differs from its lock (the file was changed)")
     for folder in folders:
@@ -315,10 +341,14 @@ def verify(root: Path | None = None, load_members: bool = True) -> list[str]:
                     f"{rel}: not in {lock_path(folder).name} (an unpublished file in a published "
                     "set)"
                 )
-        if load_members:
-            manifest_task = folder.parent.name
-            try:
-                load_set(manifest_task, folder)
-            except (TeammateSetError, ValueError) as e:
-                problems.append(f"{folder.relative_to(root).as_posix()}: {e}")
+    for i, folder in enumerate(folders if load_members else []):
+        key = folder.relative_to(root).as_posix()
+        if progress is not None:
+            progress(i, len(folders), key)
+        try:
+            load_set(folder.parent.name, folder)
+        except (TeammateSetError, ValueError) as e:
+            problems.append(f"{key}: {e}")
+    if progress is not None and load_members:
+        progress(len(folders), len(folders), "done")
     return problems

@@ -301,9 +301,10 @@ def render_files(
     members = {slug: replay_files.members(root, slug) for slug in shown}
     readme = root / README
     current = readme.read_text(encoding="utf-8") if readme.is_file() else None
+    linked = (root / render.DOCS_LINK).is_file()  # the repository's board, beside docs/
     pages = {
-        readme: render.render_readme(current, entries, reruns),
-        root / HTML: render.render_html(entries, reruns, members),
+        readme: render.render_readme(current, entries, reruns, linked),
+        root / HTML: render.render_html(entries, reruns, members, linked),
     }
     changed = replay_files.pages(root, shown, check=check, on_page=on_page)
     for path, text in pages.items():

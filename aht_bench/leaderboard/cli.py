@@ -194,9 +194,9 @@ def submit(
     if no_rerun:
         click.echo(f"wrote {path} ({_summary(entry)})")
         click.echo(
-            f"next: `aht-bench leaderboard verify {path.stem}` re-runs the agent in the sandbox "
-            "(the entry is ranked only once a re-run reproduces it), then `aht-bench leaderboard "
-            "render` updates leaderboard/README.md and index.html"
+            f"next: `{_command('verify ' + path.stem)}` re-runs the agent in the sandbox "
+            f"(the entry is ranked only once a re-run reproduces it), then `{_command('render')}` "
+            f"updates {_pages()}"
         )
         return
     click.echo(
@@ -219,7 +219,30 @@ def submit(
         raise click.exceptions.Exit(EXIT_FAILED)
     ranked = "ranked" if v.rerun is not None else "unranked (not re-run)"
     click.echo(f"wrote {path} ({_summary(entry)}); {ranked}")
-    click.echo("next: `aht-bench leaderboard render` updates leaderboard/README.md and index.html")
+    click.echo(f"next: `{_command('render')}` updates {_pages()}")
+
+
+def _command(sub: str) -> str:
+    """`aht-bench leaderboard SUB` as the user runs it next: with the `--board DIR` this run
+    was given (a board other than the checkout's leaderboard/)."""
+    import os
+    import shlex
+
+    from aht_bench.leaderboard import entries
+
+    board = os.environ.get(entries.LEADERBOARD_ENV)
+    own = entries.checkout_leaderboard()
+    if board and (own is None or Path(board).resolve() != own.resolve()):
+        return f"aht-bench leaderboard --board {shlex.quote(board)} {sub}"
+    return f"aht-bench leaderboard {sub}"
+
+
+def _pages() -> str:
+    """The pages `render` writes, in the board this run uses."""
+    from aht_bench.leaderboard import entries
+
+    root = entries.leaderboard_root()
+    return f"{root / 'README.md'} and index.html"
 
 
 def _target_of(result: Path, name: str) -> tuple[Path | None, bytes | None]:

@@ -58,12 +58,15 @@ class NoBoardError(EntryError):
 
 OUTSIDE_HELP = (
     "aht-bench runs outside a checkout of its repository, so there is no leaderboard/ to "
-    "write to (an installed package never writes into site-packages). To submit: score your "
-    "agent with `aht-bench evaluate my_agent.py --task TASK --out result.json`; in a checkout "
-    "of the repository copy the agent file to agents/<you>/, run `aht-bench leaderboard "
-    "submit result.json --name NAME --agent agents/<you>/my_agent.py` and open a pull request "
-    "with the entry and the agent file; CI re-runs it before it ranks (docs/leaderboard.md). "
-    "For a board of your own pass --board DIR."
+    "write to (an installed package never writes into site-packages). To submit an entry: "
+    "(1) here, score the agent: `aht-bench evaluate my_agent.py --task TASK --out result.json`; "
+    "(2) in a clone of the aht-bench repository (`make install` there), copy my_agent.py to "
+    "agents/<you>/ and run `aht-bench leaderboard submit result.json --name NAME --description "
+    "TEXT --agent agents/<you>/my_agent.py`, which re-runs the agent and writes "
+    "leaderboard/entries/<entry>.json; (3) open a pull request with that entry and the agent "
+    'file; CI re-runs it before it ranks (`aht-bench docs leaderboard`, "From outside a '
+    'checkout"). For a board of your own instead, make a folder and pass it: '
+    "`aht-bench leaderboard --board DIR submit result.json --name NAME --description TEXT`."
 )
 
 

@@ -45,6 +45,16 @@ SCORE_NOTE = (
 )
 _FORMULA = "(R - lower) / (upper - lower)"
 _DOCS = "../docs/leaderboard.md"
+DOCS_LINK = _DOCS
+"""Where leaderboard/ of the repository finds the leaderboard docs; a board elsewhere (`--board
+DIR`) has no such file, and its pages name `aht-bench docs leaderboard` instead (`_docs_md`)."""
+_DOCS_TEXT = "docs/leaderboard.md (`aht-bench docs leaderboard` prints it)"
+
+
+def _docs_md(linked: bool) -> str:
+    return f"[docs/leaderboard.md]({_DOCS})" if linked else _DOCS_TEXT
+
+
 RANK_NOTE = (
     "Ranked (#) are the entries whose agent was re-run in the sandbox by `aht-bench leaderboard "
     "verify` and reproduced its record (checked: re-run); the others follow unranked: not "
@@ -214,10 +224,13 @@ def _md(text: str) -> str:
     return text
 
 
-def render_table(entries: list[Entry], reruns: dict[str, str] | None = None) -> str:
-    """The generated part of the README, markers included."""
+def render_table(
+    entries: list[Entry], reruns: dict[str, str] | None = None, docs_linked: bool = True
+) -> str:
+    """The generated part of the README, markers included; `docs_linked`: link the docs page
+    relative to leaderboard/ (the repository's board) instead of naming `aht-bench docs`."""
     reruns = reruns or {}
-    note = SCORE_NOTE.format(formula=f"`{_FORMULA}`", docs=f"[docs/leaderboard.md]({_DOCS})")
+    note = SCORE_NOTE.format(formula=f"`{_FORMULA}`", docs=_docs_md(docs_linked))
     lines = [BEGIN, "", note, "", RANK_NOTE, ""]
     if not entries:
         lines += ["No entries yet.", ""]
@@ -251,11 +264,14 @@ def _rerun_text(slug: str, reruns: dict[str, str]) -> str:
 
 
 def render_readme(
-    current: str | None, entries: list[Entry], reruns: dict[str, str] | None = None
+    current: str | None,
+    entries: list[Entry],
+    reruns: dict[str, str] | None = None,
+    docs_linked: bool = True,
 ) -> str:
     """`current` (the README's text, or None) with the table between the markers replaced."""
     text = current if current is not None else DEFAULT_HEADER
-    table = render_table(entries, reruns)
+    table = render_table(entries, reruns, docs_linked)
     start = text.find(BEGIN)
     end = text.find(END, start + 1) if start >= 0 else -1
     if start < 0:
@@ -466,6 +482,7 @@ def render_html(
     entries: list[Entry],
     reruns: dict[str, str] | None = None,
     replays: dict[str, list[str]] | None = None,
+    docs_linked: bool = True,
 ) -> str:
     """The self-contained leaderboard page; `replays` (slug -> teammates) links the replay
     pages of the entries that have them."""
@@ -478,7 +495,7 @@ def render_html(
         "<p>"
         + SCORE_NOTE.format(
             formula=f"<code>{e(_FORMULA)}</code>",
-            docs=f'<a href="{_DOCS}">docs/leaderboard.md</a>',
+            docs=f'<a href="{_DOCS}">docs/leaderboard.md</a>' if docs_linked else e(_DOCS_TEXT),
         )
         + " "
         + e(RANK_NOTE)

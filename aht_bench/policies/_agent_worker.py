@@ -11,8 +11,10 @@ points fd 0 at /dev/null and fd 1 at stderr, so whatever the agent prints (or wr
 from native code) lands on stderr and never corrupts a frame.
 
     worker -> parent  B                      booted (imports done), ready for L
-    parent -> worker  L + JSON {path, task_id, seat, seed, spec}
+    parent -> worker  L + JSON {path, task_id, seat, seed, spec[, probe]}
     worker -> parent  K + JSON {kind, has_jax}  |  E + JSON error
+                      (with "probe": true the worker only imports and checks the file,
+                      `agent_file.probe_agent_file`, answers K or E and exits)
     parent -> worker  A + float32 obs bytes  ->  a + int32 action  |  E + JSON error
     parent -> worker  R                      ->  r                 |  E + JSON error
     parent -> worker  X + JSON {platform}    ->  x + 4-byte length + JSON info + module
@@ -116,6 +118,7 @@ def main() -> int:
         AgentLoadError,
         TaskSpec,
         load_agent_file,
+        probe_agent_file,
     )
 
     _send(proto_out, b"B")
@@ -133,6 +136,10 @@ def main() -> int:
     apply_limits(req.get("memory_limit"))
     try:
         spec = TaskSpec.from_json(req["spec"])
+        if req.get("probe"):  # import and check only (`probe_agent_file`), then end
+            kind = probe_agent_file(req["path"], spec, req["seat"])
+            _send(proto_out, b"K" + json.dumps({"kind": kind, "has_jax": None}).encode())
+            return 0
         agent = load_agent_file(req["path"], spec.task_id, req["seat"], seed=req["seed"], spec=spec)
     except AgentLoadError as e:
         _send_error(proto_out, "load", str(e), e.details)

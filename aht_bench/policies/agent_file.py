@@ -23,10 +23,12 @@ segfault) or hangs takes the caller with it: `aht_bench.policies.isolated.Isolat
 the same loader in a child process and is what the command line uses by default.
 
 The loader needs only a `TaskSpec` (sizes of the task and one sample observation), not the
-task itself, so the worker process of `isolated` never builds an environment.
+task itself, so the worker process of `isolated` never builds an environment. `probe_agent_file`
+needs less (a `probe_spec`: the task's names), so a broken file is caught before anything
+expensive starts (the task built, the teammates loaded).
 
-May import numpy, the standard library and (lazily, for the JAX path and `task_spec`) jax,
-aht_bench.envs and aht_bench.policies.
+May import numpy, the standard library and (lazily, for the JAX path, `task_spec` and
+`probe_spec`) jax, aht_bench.envs and aht_bench.policies.
 """
 
 from __future__ import annotations
@@ -65,8 +67,19 @@ class AgentFileError(Exception):
     """
 
     def __init__(self, message: str, details: str | None = None) -> None:
-        super().__init__(message)
+        super().__init__(with_examples_note(message))
         self.details = details
+
+
+EXAMPLES_NOTE = f"`aht-bench examples` copies the example agents to ./{EXAMPLES}"
+
+
+def with_examples_note(message: str) -> str:
+    """`message`, and where to get the example agents when it cites them (an installed
+    aht-bench has no agents/ folder until `aht-bench examples` copies it)."""
+    if EXAMPLES not in message or EXAMPLES_NOTE in message:
+        return message
+    return f"{message} ({EXAMPLES_NOTE})"
 
 
 class AgentLoadError(AgentFileError):
@@ -507,11 +520,7 @@ def load_agent_file(
         jax_pair = (out[0], out[1])
     elif has_policy:
         if not hasattr(module, "params"):
-            raise AgentLoadError(
-                f"agent file {p.name} defines `policy` but no `params`; the JAX fast path "
-                f"needs both at module level (params = None for a policy without weights; see "
-                f"{_JAX_EXAMPLE})"
-            )
+            raise _policy_without_params(p)
         _validate_jax(module.policy, module.params, p, spec, "`policy`/`params`")
         jax_pair = (module.policy, module.params)
 
@@ -548,8 +557,69 @@ def load_agent_file(
         return LoadedAgent(
             p, spec, seat, runner.act, runner.reset, "jax", jax_pair, "the JAX policy's act"
         )
-    raise AgentLoadError(
+    raise _no_agent(p)
+
+
+def _policy_without_params(p: Path) -> AgentLoadError:
+    return AgentLoadError(
+        f"agent file {p.name} defines `policy` but no `params`; the JAX fast path "
+        f"needs both at module level (params = None for a policy without weights; see "
+        f"{_JAX_EXAMPLE})"
+    )
+
+
+def _no_agent(p: Path) -> AgentLoadError:
+    return AgentLoadError(
         f"agent file {p.name} defines no act(obs); define act(obs) -> int (see "
         f"{_PLAIN_EXAMPLE}), make_agent(task_id, seat) (see {_STATE_EXAMPLE}), or the JAX "
         f"policy/params or jax_policy(task_id) (see {_JAX_EXAMPLE})"
     )
+
+
+def probe_spec(task: str | Task) -> TaskSpec:
+    """A `TaskSpec` for `probe_agent_file`: the task's id and names, no sizes (0) and no sample
+    observation, so it is built without building the environment."""
+    from aht_bench import envs
+
+    task_id = envs.task(task).id
+    aliases = envs.aliases()
+    return TaskSpec(
+        task_id=task_id,
+        names=(task_id, *sorted(a for a, t in aliases.items() if t == task_id)),
+        known=tuple(envs.registered_ids()) + tuple(sorted(aliases)),
+        obs_dim=0,
+        num_actions=0,
+        sample_obs=np.zeros(0, np.float32),
+    )
+
+
+def probe_agent_file(path: str | os.PathLike[str], spec: TaskSpec, seat: int = 0) -> str:
+    """Import the agent file `path` and check what needs no environment, so that a broken file
+    fails in seconds, before anything expensive starts: the file compiles and imports, its
+    TASKS lists `spec`'s task, it defines an agent (act, make_agent, policy/params or
+    jax_policy) and its functions take the arguments they will be called with. Calls none of
+    them; `load_agent_file` does the rest. Returns how the file defines its agent ("act",
+    "make_agent" or "jax"); an `AgentLoadError` as `load_agent_file` raises it."""
+    p = check_agent_path(path)
+    if p.suffix == POLICY_SUFFIX:
+        return "jax"  # ours to load, and loading it is the check (`_load_policy_file`)
+    module = _import_module(p)
+    _check_tasks(module, p, spec)
+    obs = object()  # only bound, never passed: no sample observation is known here
+    if getattr(module, "jax_policy", None) is not None:
+        _check_signature(module.jax_policy, (spec.task_id,), "jax_policy(task_id)", p, _JAX_EXAMPLE)
+    elif hasattr(module, "policy") and not hasattr(module, "params"):
+        raise _policy_without_params(p)
+    if getattr(module, "make_agent", None) is not None:
+        _check_signature(
+            module.make_agent, (spec.task_id, seat), "make_agent(task_id, seat)", p, _STATE_EXAMPLE
+        )
+        return "make_agent"
+    if getattr(module, "act", None) is not None:
+        _check_signature(module.act, (obs,), "act(obs)", p, _PLAIN_EXAMPLE)
+        if getattr(module, "reset", None) is not None:
+            _check_signature(module.reset, (), "reset()", p, _PLAIN_EXAMPLE)
+        return "act"
+    if getattr(module, "jax_policy", None) is not None or hasattr(module, "policy"):
+        return "jax"
+    raise _no_agent(p)

@@ -166,6 +166,13 @@ class _Tail:
             return bytes(self._buf).decode(errors="replace")
 
 
+def _check_limits(**limits: float | None) -> None:
+    """A ValueError for a time limit that is not a positive number of seconds."""
+    for name, limit in limits.items():
+        if limit is not None and not limit > 0:
+            raise ValueError(f"{name} must be a positive number of seconds, got {limit!r}")
+
+
 class IsolatedAgent:
     """An agent file running in a child process; see the module docstring."""
 
@@ -186,26 +193,26 @@ class IsolatedAgent:
         sandbox: bool = True,
         memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
         hidden: Iterable[str | os.PathLike[str]] = (),
+        probe: bool = False,
     ) -> None:
         """Start the worker and load `path` in it; raises `AgentLoadError` (or its timeout),
         and `SandboxUnavailableError` when `sandbox` and bubblewrap cannot run here.
 
         `task`: a `Task`, or an id or alias. `spec` is the task's `TaskSpec` (built from
-        `task` when None). With
-        `echo_output`, whatever the agent prints is copied to this process's stderr (at most
-        `max_output` bytes, or what is left of a budget shared with other workers).
-        `memory_limit`: bytes of private memory (None: no limit). `hidden`: folders masked in
-        the sandbox besides the heldout sets and the leaderboard.
+        `task` when None). With `echo_output`, whatever the agent prints is copied to this
+        process's stderr (at most `max_output` bytes, or what is left of a budget shared with
+        other workers). `memory_limit`: bytes of private memory (None: no limit). `hidden`:
+        folders masked in the sandbox besides the heldout sets and the leaderboard. `probe`:
+        only import and check the file (`agent_file.probe_agent_file`), then end: use
+        `probe_isolated` for that.
         """
         self._proc: subprocess.Popen[bytes] | None = None  # first: __del__ may run on errors
-        for name, limit in (
-            ("load_timeout", load_timeout),
-            ("step_timeout", step_timeout),
-            ("boot_timeout", boot_timeout),
-            ("total_timeout", total_timeout),
-        ):
-            if limit is not None and not limit > 0:
-                raise ValueError(f"{name} must be a positive number of seconds, got {limit!r}")
+        _check_limits(
+            load_timeout=load_timeout,
+            step_timeout=step_timeout,
+            boot_timeout=boot_timeout,
+            total_timeout=total_timeout,
+        )
         self.path = check_agent_path(path)
         self.spec = spec if spec is not None else task_spec(task, seat)
         self.seat = seat
@@ -256,13 +263,8 @@ class IsolatedAgent:
                 target=self._stderr.drain, args=(self._proc.stderr.fileno(),), daemon=True
             )
             self._drain.start()
-            request = {
-                "path": str(self.path),
-                "seat": seat,
-                "seed": seed,
-                "memory_limit": memory_limit,
-            }
-            request["spec"] = self.spec.to_json()
+            request = {"path": str(self.path), "seat": seat, "seed": seed, "probe": probe,
+                       "memory_limit": memory_limit, "spec": self.spec.to_json()}  # fmt: skip
             self._send(b"L" + json.dumps(request).encode(), "boot")
             self._expect(b"B", "boot")
             self.info = json.loads(self._expect(b"K", "load"))
@@ -532,4 +534,22 @@ class IsolatedAgent:
         raise cls(msg)
 
 
-__all__ = ["AgentFileError", "IsolatedAgent", "OutputBudget"]
+__all__ = ["AgentFileError", "IsolatedAgent", "OutputBudget", "probe_isolated"]
+
+
+def probe_isolated(
+    path: str | os.PathLike[str], task: str | Task, seat: int = 0, **options: Any
+) -> str:
+    """Import and check the agent file `path` in a worker of its own (sandboxed by default),
+    without building the task: what fails there fails in seconds, before an evaluation loads
+    its teammates and compiles the task (`agent_file.probe_agent_file`). `options` are
+    `IsolatedAgent`'s (sandbox, load_timeout, memory_limit, ...). Returns how the file defines
+    its agent; raises `AgentLoadError` (or its timeout) and `SandboxUnavailableError` as
+    `IsolatedAgent` does."""
+    from aht_bench.policies.agent_file import probe_spec
+
+    agent = IsolatedAgent(path, task, seat, spec=probe_spec(task), probe=True, **options)
+    try:
+        return str(agent.kind)
+    finally:
+        agent.close()

@@ -199,7 +199,8 @@ def execute(
     egos = [str(p) for p in ego_files(root, run)]
     args = [*cli, "evaluate", *egos, "--task", run.task_id, *sets]
     args += ["--episodes", str(episodes), "--out", str(folder / RECORD)]
-    code = _call([*args, "--no-plot", "--no-progress"], log)
+    # --force: the run's folder is the sweep's own, and a run without its record is evaluated
+    code = _call([*args, "--force", "--no-plot", "--no-progress"], log)
     if code:
         raise SweepError(f"{run.name}: evaluation exited with {code}; see {log}")
     return did

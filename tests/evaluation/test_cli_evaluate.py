@@ -237,10 +237,13 @@ def test_evaluate_uses_the_newest_published_version_by_default(
     assert sets.newest_version("lbf-4p-v1") is None
     agent = str(sabotage_agents["plain_agent.py"])
     common = ("--episodes", "2", "--reps", "200", "--no-plot")
-    result = _run("evaluate", agent, "--task", "sabotage", *common)
+    result = _run(
+        "evaluate", agent, "--task", "sabotage", *common, "--out", str(tmp_path / "a.json")
+    )
     assert result.exit_code == EXIT_OK, result.output
     assert "of sabotage-v1/v3," in result.output, result.output
-    result = _run("evaluate", agent, "--task", "sabotage", "--teammates", "v1", *common)
+    result = _run("evaluate", agent, "--task", "sabotage", "--teammates", "v1", *common,
+                  "--out", str(tmp_path / "b.json"))  # fmt: skip
     assert result.exit_code == EXIT_OK, result.output
     assert "of sabotage-v1/v1," in result.output, result.output
 

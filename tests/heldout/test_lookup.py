@@ -59,10 +59,13 @@ def test_an_empty_heldout_folder_is_an_error_that_names_where_it_looked(monkeypa
          "--task", "cramped_room", "--episodes", "1"],
     )  # fmt: skip
     assert r.exit_code == 2
-    assert f"no teammate set 'v1' for overcooked-cramped_room-v2 in {tmp_path.resolve()}" in (
+    # issue 53: the error blames the input given (--task), not a --teammates 'v1' never passed
+    assert "Invalid value for --task: overcooked-cramped_room-v2 has no published heldout set" in (
         r.output
     )
-    assert "looked in" in r.output and "Fix:" in r.output
+    assert "'v1'" not in r.output and "--teammates" not in r.output
+    assert f"looked in $AHT_BENCH_HELDOUT / --heldout: {tmp_path.resolve()}" in r.output
+    assert "pip install 'aht-bench[heldout]'" in r.output
 
 
 def test_a_missing_heldout_folder_is_a_usage_error():

@@ -56,3 +56,35 @@ def test_board_names_the_folder(monkeypatch, tmp_path):
     assert (board / "README.md").is_file() and list(site.iterdir()) == []
     r = CliRunner().invoke(main, ["leaderboard", "--board", str(tmp_path / "nope"), "render"])
     assert r.exit_code == 2 and "does not exist" in r.output
+
+
+def test_a_board_of_ones_own_gets_next_steps_with_its_board_and_no_dead_docs_link(
+    monkeypatch, tmp_path
+):
+    # issue 53: `--board DIR submit` printed a next step without --board, and its README linked
+    # ../docs/leaderboard.md, which a folder outside the repository does not have
+    from lb_helpers import RECORD
+
+    _unset(monkeypatch, entries.LEADERBOARD_ENV)
+    board = tmp_path / "my board"
+    board.mkdir()
+    runner = CliRunner()
+    r = runner.invoke(
+        main,
+        ["leaderboard", "--board", str(board), "submit", str(RECORD), "--name", "mine",
+         "--description", "uniform random", "--no-rerun"],
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    quoted = f"'{board.resolve()}'"  # shell-quoted: the folder's name has a space
+    assert f"aht-bench leaderboard --board {quoted} verify mine--lbf-v1--v1" in r.output
+    assert f"aht-bench leaderboard --board {quoted} render" in r.output
+    assert f"updates {board.resolve() / 'README.md'} and index.html" in r.output
+    r = runner.invoke(main, ["leaderboard", "--board", str(board), "render"])
+    assert r.exit_code == 0, r.output
+    readme = (board / "README.md").read_text()
+    assert "../docs/leaderboard.md" not in readme and "`aht-bench docs leaderboard`" in readme
+    assert "../docs/leaderboard.md" not in (board / "index.html").read_text()
+    # the repository's own board keeps its link, which resolves there
+    repo_board = Path(entries.__file__).resolve().parents[2] / "leaderboard"
+    assert "](../docs/leaderboard.md)" in (repo_board / "README.md").read_text()
+    assert (repo_board / "../docs/leaderboard.md").resolve().is_file()

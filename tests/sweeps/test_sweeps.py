@@ -371,7 +371,8 @@ def test_every_run_trains_then_is_scored_once_and_a_second_sweep_skips_them(tmp_
     evaluate = next(c for c in calls if c[0] == "evaluate" and "brdiv/lbf-v1/base/seed1" in c[1])
     assert evaluate[2:] == [
         "--task", "lbf-v1", "--episodes", "2", "--out",
-        str(root / "brdiv/lbf-v1/base/seed1/result.json"), "--no-plot", "--no-progress",
+        str(root / "brdiv/lbf-v1/base/seed1/result.json"), "--force", "--no-plot",
+        "--no-progress",
     ]  # fmt: skip
     assert all(sweeps.state_of(root, r) == "done" for r in grid.runs)
     assert json.loads((root / "sweep.json").read_text())["runs"][0]["name"] == grid.runs[0].name

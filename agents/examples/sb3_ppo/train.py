@@ -1,6 +1,8 @@
 """Train a Stable-Baselines3 PPO agent on an aht-bench task and export it for `agent.py`.
 
-    pip install -e '.[sb3]'        # stable-baselines3 and a CPU torch, pinned in pyproject
+    pip install -c requirements.lock -e '.[sb3]' --extra-index-url https://download.pytorch.org/whl/cpu
+                                   # stable-baselines3 and torch 2.13.0, pinned; the extra index
+                                   # brings torch's CPU build (without it: the CUDA one, GBs)
     python agents/examples/sb3_ppo/train.py --task lbf-v1 --timesteps 200000 --seed 0
 
 The ego agent trains in `EgoEnv(task, teammate=lbf_heuristic(TEAMMATE))` (the LBF heuristic
