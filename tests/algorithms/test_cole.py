@@ -237,7 +237,7 @@ def test_paper_presets_follow_the_table():
 def test_registered_for_aht_bench_train():
     algo = ALGORITHMS["cole"]
     assert algo.module is cole and algo.loop.report is cole.REPORT and not algo.needs_teammates
-    assert set(algo.presets) == {"paper", "quick"}
+    assert set(algo.presets) == {"medium", "paper", "quick"}
     overrides = (("population_size", "3"), ("ppo.learning_rate", "3e-4"), ("alpha", "0.5"))
     config = runs.RunSpec("cole", "lbf", "quick", overrides=overrides).config()
     assert isinstance(config, cole.ColeConfig)

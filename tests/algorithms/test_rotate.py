@@ -278,11 +278,13 @@ def test_eq7_is_the_default_and_v1_presets_pin_the_old_objective():
     for field in dataclasses.fields(rotate.RotateConfig):
         if field.name == "teammate_objective":
             assert field.default == "eq7"
-    # the presets of v1 tasks keep what they trained before Eq. 7 became the default; those of
-    # the v2 tasks use Eq. 7
+    # the quick and paper presets of v1 tasks keep what they trained before Eq. 7 became the
+    # default; those of the v2 tasks, and the medium preset (new, sized for the v2 references)
+    # of every task, use Eq. 7
     for name, table in rotate.PRESETS.items():
         for task_id, config in table.items():
-            want = "eq7" if task_id.endswith("-v2") else rotate.V1_TEAMMATE_OBJECTIVE
+            new = task_id.endswith("-v2") or name == "medium"
+            want = "eq7" if new else rotate.V1_TEAMMATE_OBJECTIVE
             assert config.teammate_objective == want, (name, task_id)
     assert rotate.V1_TEAMMATE_OBJECTIVE == "transition_mean"
     # other variants' losses do not read the objective (Minimax Return builds its config
