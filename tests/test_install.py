@@ -35,6 +35,18 @@ from packaging.requirements import Requirement
 REPO = Path(__file__).resolve().parents[1]
 
 
+def _installed(name: str) -> md.Distribution:
+    """The distribution `name` as installed in this environment's site-packages. Not
+    `md.distribution(name)`: that searches sys.path, where an imported package may have put
+    its vendored copies first (importing ray puts ray/thirdparty_files, with its own psutil,
+    at sys.path[0]), and a vendored copy's files would land in the fresh venv under ray/."""
+    site = sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    found = next(iter(md.distributions(name=name, path=site)), None)
+    if found is None:
+        raise md.PackageNotFoundError(f"{name} is not installed in {site}")
+    return found
+
+
 def _closure(name: str) -> list[md.Distribution]:
     """The installed distributions `name` requires, transitively, with the extras each
     requirement asks for (`etils[epath]`) followed, as pip resolves them; `name`'s own
@@ -52,7 +64,7 @@ def _closure(name: str) -> list[md.Distribution]:
         if (key, extra) in done:
             continue
         done.add((key, extra))
-        dist = seen.setdefault(key, md.distribution(key))
+        dist = seen.setdefault(key, _installed(key))
         for text in dist.requires or []:
             req = Requirement(text)
             if req.marker is None or req.marker.evaluate({"extra": extra}):
