@@ -4,6 +4,7 @@
     nice -n 19 .venv/bin/aht-bench sweep references_v2 --out sweeps/references_v2  # trains
     .venv/bin/python agents/reference_v2.py status --sweep sweeps/references_v2
     .venv/bin/python agents/reference_v2.py bundle --sweep sweeps/references_v2 [--methods ..]
+    .venv/bin/python agents/reference_v2.py restore --sweep sweeps/references_v2
     .venv/bin/python agents/reference_v2.py submit [--methods ..] [--tasks ..]
 
 `status` writes `benchmarks/results/references_v2_progress.md`: per run its state, training
@@ -19,6 +20,10 @@ teammates' self-play return per iteration, the return per seat) and `card.json`:
 preset, env steps per seed and their fraction of the paper preset's, seeds, wall time, machine,
 versions, the command, the resolved config and whether the ego's curve was still rising at the
 end. Where a method and task ran under two presets, the larger (medium) is bundled.
+
+`restore` rebuilds the finished runs of a sweep folder from the committed v2 bundles (each
+checked against its card): a new checkout has no sweep folder, and the sweep, resumed into the
+restored folder, skips those runs. Bundle each run as it finishes, before the session ends.
 
 `submit` hands each v2 bundle's record to `aht-bench leaderboard submit` (re-run in the sandbox
 there) as "<Method> (<preset>)", then renders the board.
@@ -129,7 +134,7 @@ def bundle(sweep: Path, methods: list[str], tasks: list[str]) -> int:
         for s in range(seeds):
             for name in (f"seed{s}-ego.safetensors", f"seed{s}-ego.safetensors.json"):
                 shutil.copy2(folder / "policies" / "final" / name, tmp / name)
-        for name in ("curve.png", "metrics.jsonl"):
+        for name in ("curve.png", "metrics.jsonl", "run.json"):
             shutil.copy2(folder / name, tmp / name)
         shutil.copy2(record, tmp / "result-v2.json")
         dev_set = REPO / "heldout" / run["task_id"] / "dev"
@@ -154,6 +159,7 @@ def bundle(sweep: Path, methods: list[str], tasks: list[str]) -> int:
             "method": METHODS[method],
             "algorithm": method,
             "task_id": run["task_id"],
+            "sweep_run": run["name"],
             "heldout_set": json.loads(record.read_text())["payload"]["teammate_set"]["id"],
             "preset": run["preset"],
             "env_steps_per_seed": steps,
@@ -184,6 +190,53 @@ def bundle(sweep: Path, methods: list[str], tasks: list[str]) -> int:
     return 0
 
 
+RESTORED = {
+    "run.json": "run.json",
+    "metrics.jsonl": "metrics.jsonl",
+    "curve.png": "curve.png",
+    "result-v2.json": "result.json",
+}
+"""A bundle's file -> its place in the run folder `restore` rebuilds (the egos go to
+policies/final/)."""
+
+
+def restore(sweep: Path, methods: list[str], tasks: list[str]) -> int:
+    """Rebuild the sweep folder's finished runs from the committed v2 bundles, so that
+    `aht-bench sweep references_v2` skips them in a new checkout (a session's sweep folder is
+    not kept; its bundles are). Each bundle is checked against its card first; a run folder
+    that already holds a record is left as it is."""
+    from aht_bench import sweeps
+
+    sweeps.start_folder(sweep, sweeps.load("references_v2"))
+    for method in methods:
+        for task in tasks:
+            folder = AGENTS / method / task / "v2"
+            if not (folder / "card.json").is_file():
+                continue
+            card = json.loads((folder / "card.json").read_text())
+            name = card.get("sweep_run")
+            if name is None or "run.json" not in card["files"]:
+                print(f"skip {method} on {task}: its bundle predates restore (no sweep_run)")
+                continue
+            for file, sha in card["files"].items():
+                if _sha256(folder / file) != sha:
+                    print(f"{folder / file} does not match its card", file=sys.stderr)
+                    return 1
+            dest = sweep / name
+            if (dest / "result.json").is_file():
+                print(f"kept {name}: it has its record")
+                continue
+            final = dest / "policies" / "final"
+            final.mkdir(parents=True, exist_ok=True)
+            for file in card["files"]:
+                if file.startswith("seed") and "-ego.safetensors" in file:
+                    shutil.copy2(folder / file, final / file)
+            for file, placed in RESTORED.items():  # the record last: it marks the run done
+                shutil.copy2(folder / file, dest / placed)
+            print(f"restored {name} from {folder}")
+    return 0
+
+
 def _train_args(run: dict[str, Any]) -> list[str]:
     seeds = int(run.get("num_seeds", 1))
     args = [run["method"], "--task", run["task_id"], "--preset", run["preset"]]
@@ -203,22 +256,19 @@ def status(sweep: Path) -> int:
     from aht_bench import sweeps
     from aht_bench.sweeps.cost import estimate
 
-    held = json.loads((sweep / "sweep.json").read_text())
-    spec = sweeps.load(held["source"].removeprefix("builtin:"))
-    by_name = {r.name: r for r in spec.runs}
+    # the whole references_v2 grid, also where the folder was started by a part of it
     rows, spent, done_est, done_took, left_est = [], 0.0, 0.0, 0.0, 0.0
-    for run in held["runs"]:
-        sweep_run = by_name.get(run["name"])
-        folder = sweep / run["name"]
-        state = sweeps.state_of(sweep, sweep_run) if sweep_run is not None else "?"
+    for sweep_run in sweeps.load("references_v2").runs:
+        folder = sweep / sweep_run.name
+        state = sweeps.state_of(sweep, sweep_run)
         took = float(_last_metrics(folder).get("time_s", 0.0))
-        est = (estimate(sweep_run) if sweep_run is not None else None) or 0.0
+        est = estimate(sweep_run) or 0.0
         spent += took
         if state in ("done", "trained"):
             done_est, done_took = done_est + est, done_took + took
         else:
             left_est += max(0.0, est - took)
-        rows.append((run["name"], run["preset"], state, took, est))
+        rows.append((sweep_run.name, sweep_run.preset, state, took, est))
     ratio = done_took / done_est if done_est else 1.0
     lines = [
         "# references_v2: progress",
@@ -270,13 +320,15 @@ def submit(methods: list[str], tasks: list[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=("status", "bundle", "submit"))
+    parser.add_argument("command", choices=("status", "bundle", "restore", "submit"))
     parser.add_argument("--sweep", type=Path, default=REPO / "sweeps" / "references_v2")
     parser.add_argument("--methods", help=f"comma-separated, of {', '.join(METHODS)}")
     parser.add_argument("--tasks", help=f"comma-separated, of {', '.join(TASKS)}")
     args = parser.parse_args(argv)
     methods = _pick(args.methods, METHODS, "method")
     tasks = _pick(args.tasks, TASKS, "task")
+    if args.command == "restore":
+        return restore(args.sweep, methods, tasks)
     if args.command != "submit" and not (args.sweep / "sweep.json").is_file():
         parser.error(f"{args.sweep} holds no sweep; run `aht-bench sweep references_v2` first")
     if args.command == "status":

@@ -244,15 +244,15 @@ def test_v2_bundle_matches_its_card_and_is_what_its_preset_trains_today(folder: 
 
 
 def _fake_sweep(root: Path) -> dict:
-    """A references_v2 sweep folder whose first run (ROTATE medium on LBF) has trained three
+    """A references_v2 sweep folder whose run of ROTATE (medium) on LBF has trained three
     tiny egos and has a record that scores exactly those files."""
     from aht_bench import sweeps
     from aht_bench.evaluation.record import make_record, write_record
 
     grid = sweeps.load("references_v2")
     sweeps.start_folder(root, grid)
-    run = grid.runs[0]
-    assert (run.method, run.task_id, run.preset) == ("rotate", "lbf-v1", "medium")
+    (run,) = [r for r in grid.runs if (r.method, r.task_id) == ("rotate", "lbf-v1")]
+    assert run.preset == "medium"
     folder = root / run.name
     config = RunSpec("rotate", "lbf-v1", "medium", 3).config()
     spec = {"algorithm": "rotate", "task_id": "lbf-v1", "preset": "medium", "num_seeds": 3,
@@ -311,3 +311,39 @@ def test_v2_bundle_copies_a_swept_run_with_its_record_diagnostics_and_budget(
     progress = (tmp_path / "progress.md").read_text()
     assert "- runs done: 1 of 42" in progress
     assert f"| {made['run'].name} | medium | done | 0.05 |" in progress
+    assert card["sweep_run"] == made["run"].name and "run.json" in card["files"]
+
+
+def test_restore_rebuilds_finished_runs_from_bundles_and_refuses_a_changed_one(
+    tmp_path: Path, monkeypatch, capsys
+):
+    """A new checkout has no sweep folder: `restore` rebuilds a bundled run there, so the
+    resumed sweep skips it; a bundle whose files no longer match its card restores nothing."""
+    from aht_bench import sweeps
+    from aht_bench.sweeps.execute import pending
+
+    made = _fake_sweep(tmp_path / "sweep")
+    agents = tmp_path / "agents"
+    monkeypatch.setattr(reference_v2, "AGENTS", agents)
+    assert reference_v2.main(["bundle", "--sweep", str(tmp_path / "sweep"), "--tasks", "lbf"]) == 0
+    fresh = tmp_path / "fresh"
+    assert reference_v2.main(["restore", "--sweep", str(fresh)]) == 0
+    assert f"restored {made['run'].name}" in capsys.readouterr().out
+    grid = sweeps.load("references_v2")
+    done, todo = pending(grid, fresh)
+    assert done == {made["run"].name: "skipped"} and len(todo) == 41
+    restored = fresh / made["run"].name
+    for name in ("result.json", "run.json", "metrics.jsonl"):
+        assert (restored / name).read_bytes() == (made["folder"] / name).read_bytes(), name
+    for s in range(3):
+        load_policy(restored / "policies" / "final" / f"seed{s}-ego.safetensors")
+    # a second restore keeps what is there
+    assert reference_v2.main(["restore", "--sweep", str(fresh)]) == 0
+    assert f"kept {made['run'].name}" in capsys.readouterr().out
+    # a tampered bundle is refused and nothing is restored from it
+    bundle = agents / "rotate" / "lbf" / "v2"
+    (bundle / "metrics.jsonl").write_text("{}\n")
+    other = tmp_path / "other"
+    assert reference_v2.main(["restore", "--sweep", str(other)]) == 1
+    assert "does not match its card" in capsys.readouterr().err
+    assert not (other / made["run"].name / "result.json").exists()
