@@ -276,8 +276,8 @@ def build(
         "build reached with it); a development set until its lock is pinned"
     )
     with sets.staged(folder) as work:
-        files = human._save_models(task_id, data, network, trained, work)
-        recipe = human._build_recipe(
+        files = human.save_models(task_id, data, network, trained, work)
+        recipe = human.build_recipe(
             task_id, proxy, seed, cfg, network, trained, time.perf_counter() - start
         )
         manifest = manifest_head(task_id, version, status, seatings) | {
@@ -291,7 +291,9 @@ def build(
                 "note": "behaviour-cloned on the train split of the played episodes: a "
                 "partner for training ego agents, not a member of the evaluation set",
             },
-            "results": human._results(trained, cloned.proxy_sp, cloned.partner_sp, cloned.mixed),
+            "results": human.results_record(
+                trained, cloned.proxy_sp, cloned.partner_sp, cloned.mixed
+            ),
             "source": _source(episodes, split_of, splits, proxy),
             "recipe": recipe
             | {
@@ -300,7 +302,7 @@ def build(
                 "seeds": {"split": seed, "human_proxy": seed, "bc_partner": seed + 1},
             },
         }
-        manifest |= human._bounds_v2_fields(cloned.bounds, cloned.example_info)
+        manifest |= human.bounds_v2_fields(cloned.bounds, cloned.example_info)
         manifest["status"] = status
         sets.write_manifest(work, manifest)
         sets.load_set(task, work)  # the set loads, verified, before it is written

@@ -226,7 +226,7 @@ def test_fetch_reads_only_the_safe_format_once_converted(tmp_path, monkeypatch):
     data = _cramped_data()
     for split in human.SPLITS:
         human.save_data(tmp_path / f"clean_{split}_trials.npz", data)
-    monkeypatch.setattr(human, "_download_sdist", lambda *a: pytest.fail("downloaded"))
+    monkeypatch.setattr(human.fetching, "_download_sdist", lambda *a: pytest.fail("downloaded"))
     assert human.fetch(tmp_path, log=lambda _: None) == tmp_path
     assert human.load_split("test", tmp_path).num_trials == 1
 
