@@ -106,7 +106,7 @@ def test_example_upper_return_is_the_evaluators_upper_ci_by_hand():
     # or 2 with probability 1/4, 1/2, 1/4: the 97.5th percentile of 2000 resamples is 2.
     # Member b returns 3 in every episode: its CI is [3, 3].
     returns = np.array([[[0.0, 4.0], [0.0, 0.0]], [[3.0, 3.0], [3.0, 3.0]]])
-    upper = hb._example_upper_returns(returns, seed=0)
+    upper = hb.bounds._example_upper_returns(returns, seed=0)
     assert upper.tolist() == [2.0, 3.0]
     # with those bounds the example's normalised upper CI is exactly 1 for both members
     assert _evaluator_upper_ci(returns, upper).tolist() == [1.0, 1.0]
@@ -117,10 +117,10 @@ def test_example_upper_return_is_the_evaluators_upper_ci_by_hand():
 def test_example_upper_return_on_noisy_returns_keeps_the_ci_at_most_one():
     rng = np.random.default_rng(3)
     returns = rng.integers(0, 20, size=(5, 2, 64)).astype(np.float64) * 20.0
-    upper = hb._example_upper_returns(returns, seed=0)
+    upper = hb.bounds._example_upper_returns(returns, seed=0)
     means = returns.mean(axis=(1, 2))
     assert np.all(upper > means)  # the CI's upper end lies above the mean
-    fitted = hb._fit_example_bounds(upper, [returns], seed=0)
+    fitted = hb.bounds._fit_example_bounds(upper, [returns], seed=0)
     # rounding moves a bound by a few units in the last place at most
     assert np.all(fitted >= upper) and np.all(fitted - upper <= 8 * np.spacing(upper))
     high = _evaluator_upper_ci(returns, fitted)
@@ -128,17 +128,18 @@ def test_example_upper_return_on_noisy_returns_keeps_the_ci_at_most_one():
 
 
 def test_fit_example_bounds_settles_rounding_only():
+    fit = hb.bounds._fit_example_bounds
     returns = np.array([[[0.0, 4.0], [0.0, 0.0]], [[3.0, 3.0], [3.0, 3.0]]])
     # exact bounds stay as they are
-    assert hb._fit_example_bounds(np.array([2.0, 3.0]), [returns], seed=0).tolist() == [2.0, 3.0]
+    assert fit(np.array([2.0, 3.0]), [returns], seed=0).tolist() == [2.0, 3.0]
     # a bound one float step short is raised by that step
     short = np.array([np.nextafter(2.0, 0.0), 3.0])
-    assert hb._fit_example_bounds(short, [returns], seed=0).tolist() == [2.0, 3.0]
+    assert fit(short, [returns], seed=0).tolist() == [2.0, 3.0]
     # a bound really below the example's upper CI is not papered over
     with pytest.raises(hb.HeldoutBuildError, match="float steps"):
-        hb._fit_example_bounds(np.array([1.9, 3.0]), [returns], seed=0)
+        fit(np.array([1.9, 3.0]), [returns], seed=0)
     # bounds above it are left alone
-    assert hb._fit_example_bounds(np.array([5.0, 7.0]), [returns], seed=0).tolist() == [5.0, 7.0]
+    assert fit(np.array([5.0, 7.0]), [returns], seed=0).tolist() == [5.0, 7.0]
 
 
 # ------------------------------------------------------------------------------ recipes
@@ -187,7 +188,7 @@ def test_v1_recipes_are_unchanged_by_v2():
         "task_maximum": None,
         "seed_base": 0,
     }
-    assert all(not hb._bounds_v2(r) for r in recipes.V1.values())
+    assert all(not hb.publish._bounds_v2(r) for r in recipes.V1.values())
     lbf = hb.recipe("lbf", "v2")
     assert lbf.task_maximum == 0.5 and lbf.example_agents == recipes.EXAMPLE_AGENTS
     assert lbf.brdiv is not None and lbf.brdiv.runs * lbf.brdiv.population_size == 6
@@ -326,8 +327,8 @@ def test_a_br_unit_trains_that_candidates_best_response_with_builds_seed_and_fil
     tmp_path, monkeypatch
 ):
     _tiny_v2(monkeypatch)
-    monkeypatch.setattr(hb, "_ippo_candidates", lambda *a, **k: [])
-    monkeypatch.setattr(hb, "_brdiv_candidates", lambda *a, **k: [])
+    monkeypatch.setattr(hb.unit_runs, "_ippo_candidates", lambda *a, **k: [])
+    monkeypatch.setattr(hb.unit_runs, "_brdiv_candidates", lambda *a, **k: [])
     tiny = recipes.V2["lbf-v1"]
     monkeypatch.setitem(
         recipes.V2,
@@ -340,13 +341,18 @@ def test_a_br_unit_trains_that_candidates_best_response_with_builds_seed_and_fil
         seen.append((cand.name, seat, seed, path.name))
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(hb, "_train_br_until_plateau", fake_train)
+    monkeypatch.setattr(hb.best_responses, "_train_br_until_plateau", fake_train)
     with pytest.raises(KeyboardInterrupt):
         hb.train_unit("lbf", "v2", "br:seq_agent_col", work=tmp_path, log=lambda _m: None)
     rec = recipes.V2["lbf-v1"]
     # candidate 1: seed 9300 + 10 * 1 + seat 0, the file build() looks for
     assert seen == [
-        ("seq_agent_col", 0, 9310, hb._br_file(rec, 1, "seq_agent_col", 0, tmp_path)[1].name)
+        (
+            "seq_agent_col",
+            0,
+            9310,
+            hb.best_responses._br_file(rec, 1, "seq_agent_col", 0, tmp_path)[1].name,
+        )
     ]
     assert seen[0][3] == "br-seq_agent_col-seat0-s9310-c8192-max24576-tol0.02.safetensors"
     with pytest.raises(hb.HeldoutBuildError, match="no candidate 'nobody'.*seq_agent_lexi"):

@@ -459,7 +459,7 @@ def test_an_ippo_source_trains_with_its_presets_hyperparameters(
     monkeypatch.setattr(ippo, "train", fake_train)
     rec = hb.recipe(task)
     with pytest.raises(Stop):
-        hb._ippo_candidates(rec, envs.make(rec.task_id), tmp_path, lambda _msg: None)
+        hb.candidates._ippo_candidates(rec, envs.make(rec.task_id), tmp_path, lambda _msg: None)
     expected = presets.get("ippo", preset, rec.task_id, total_timesteps=steps, shaping=shaping)
     assert seen[0] == expected
     assert seen[0] != presets.get(
@@ -502,7 +502,7 @@ def test_a_source_with_tries_skips_teams_that_ended_at_zero_self_play(tmp_path):
             },
         )
     rejected: list[dict] = []
-    got = hb._ippo_candidates(rec, env, tmp_path, lambda _msg: None, rejected)
+    got = hb.candidates._ippo_candidates(rec, env, tmp_path, lambda _msg: None, rejected)
     assert [c.name for c in got] == ["ippo_mlp_1", "ippo_mlp_3"]
     assert [(r["name"], r["seed"], r["self_play_return"]) for r in rejected] == [
         ("ippo_mlp_0", 9100, 0.0),
@@ -511,7 +511,7 @@ def test_a_source_with_tries_skips_teams_that_ended_at_zero_self_play(tmp_path):
     # without tries every team is a candidate, whatever its return (the published recipes)
     keep_all = dataclasses.replace(rec, ippo=(dataclasses.replace(rec.ippo[0], tries=None),))
     rejected.clear()
-    got = hb._ippo_candidates(keep_all, env, tmp_path, lambda _msg: None, rejected)
+    got = hb.candidates._ippo_candidates(keep_all, env, tmp_path, lambda _msg: None, rejected)
     assert [c.name for c in got] == ["ippo_mlp_0", "ippo_mlp_1"] and rejected == []
 
 
@@ -543,16 +543,16 @@ def test_a_recipes_shaping_reaches_every_learner_and_its_own_cache_files(tmp_pat
             net.init(jax.random.PRNGKey(seat)),
             {"task_id": rec.task_id, "provenance": {"final_self_play_return": 5.0}},
         )
-    cands = hb._ippo_candidates(rec, env, tmp_path, lambda _msg: None)
+    cands = hb.candidates._ippo_candidates(rec, env, tmp_path, lambda _msg: None)
     assert len(cands) == 1 and not seen
     shaped = dataclasses.replace(rec, shaping=(("counter_pickup", 0.0),))
     assert hb.recipe("overcooked-forced_coord-v1").shaping == shaped.shaping
     with pytest.raises(Stop):
-        hb._ippo_candidates(shaped, env, tmp_path, lambda _msg: None)
+        hb.candidates._ippo_candidates(shaped, env, tmp_path, lambda _msg: None)
     with pytest.raises(Stop):
-        hb._brdiv_candidates(shaped, env, tmp_path, lambda _msg: None)
+        hb.candidates._brdiv_candidates(shaped, env, tmp_path, lambda _msg: None)
     with pytest.raises(Stop):
-        hb._best_responses(shaped, env, cands, tmp_path, lambda _msg: None)
+        hb.best_responses._best_responses(shaped, env, cands, tmp_path, lambda _msg: None)
     assert [c.shaping for c in seen] == [(("counter_pickup", 0.0),)] * 3
 
 
@@ -585,7 +585,7 @@ def test_a_sources_own_shaping_trains_its_teams_only_and_tags_their_files(tmp_pa
             {"task_id": rec.task_id, "provenance": {"final_self_play_return": 5.0}},
         )
     with pytest.raises(Stop):
-        hb._ippo_candidates(rec, env, tmp_path, lambda _msg: None)
+        hb.candidates._ippo_candidates(rec, env, tmp_path, lambda _msg: None)
     assert seen == [(("onion_pass", 2.0),)]
     for seat in (0, 1):  # ... one with it is
         (tmp_path / f"ippo_mlp_0-s9100-t3200-paper-seat{seat}.safetensors").rename(
@@ -594,7 +594,7 @@ def test_a_sources_own_shaping_trains_its_teams_only_and_tags_their_files(tmp_pa
         src = tmp_path / f"ippo_mlp_0-s9100-t3200-paper-seat{seat}.safetensors.json"
         if src.exists():
             src.rename(tmp_path / f"ippo_mlp_0-s9100-t3200-paper-op2-seat{seat}.safetensors.json")
-    assert len(hb._ippo_candidates(rec, env, tmp_path, lambda _msg: None)) == 1
+    assert len(hb.candidates._ippo_candidates(rec, env, tmp_path, lambda _msg: None)) == 1
     cc = hb.recipe("overcooked-counter_circuit-v1")
     assert dict(cc.shaping) == {"counter_pickup": 0.0}
     assert dict(cc.ippo[0].shaping) == {}
@@ -626,19 +626,19 @@ def test_a_brdiv_source_with_the_ippo_papers_ppo(tmp_path, monkeypatch):
     rec = dataclasses.replace(hb.recipe("overcooked-coord_ring-v1"), brdiv=source)
     logged = []
     with pytest.raises(Stop):
-        hb._brdiv_candidates(rec, envs.make(rec.task_id), tmp_path, logged.append)
+        hb.candidates._brdiv_candidates(rec, envs.make(rec.task_id), tmp_path, logged.append)
     config = seen[0]
     assert config.generation_ppo == presets.get("ippo", "paper", rec.task_id).ppo
     assert (config.num_envs, config.rollout_length, config.generation_updates) == (8, 400, 12)
     assert config.generation_timesteps == 9 * 8 * 400 * 12
     quick = dataclasses.replace(rec, brdiv=recipes.BRDivSource(3, 3, 12))
     with pytest.raises(Stop):
-        hb._brdiv_candidates(quick, envs.make(rec.task_id), tmp_path, logged.append)
+        hb.candidates._brdiv_candidates(quick, envs.make(rec.task_id), tmp_path, logged.append)
     assert seen[1].generation_ppo == brdiv.preset("quick", rec.task_id).generation_ppo
     assert seen[1].generation_ppo != config.generation_ppo
     bad = dataclasses.replace(rec, brdiv=dataclasses.replace(source, ppo="fast"))
     with pytest.raises(ValueError, match="use 'quick' or 'ippo-paper'"):
-        hb._brdiv_candidates(bad, envs.make(rec.task_id), tmp_path, logged.append)
+        hb.candidates._brdiv_candidates(bad, envs.make(rec.task_id), tmp_path, logged.append)
 
 
 def test_a_cached_best_response_to_another_candidate_of_the_same_name_is_retrained(
@@ -665,7 +665,9 @@ def test_a_cached_best_response_to_another_candidate_of_the_same_name_is_retrain
     net = MLPActorCritic(env.obs_dim, env.num_actions, hidden=(8,))
     member = tmp_path / "conf.safetensors"
     save_policy(member, net, net.init(jax.random.PRNGKey(0)), {"task_id": rec.task_id})
-    cand = hb._make_candidate(env, "brdiv-conf1_0", "brdiv", [(net, None)], [(None, member)], {})
+    cand = hb.candidates._make_candidate(
+        env, "brdiv-conf1_0", "brdiv", [(net, None)], [(None, member)], {}
+    )
     brfile = tmp_path / f"br-brdiv-conf1_0-seat0-s9300-t{rec.br_timesteps}.safetensors"
 
     def cache_br(partner):
@@ -675,12 +677,12 @@ def test_a_cached_best_response_to_another_candidate_of_the_same_name_is_retrain
     def run():
         calls.clear()
         try:
-            hb._best_responses(rec, env, [cand], tmp_path, lambda _msg: None)
+            hb.best_responses._best_responses(rec, env, [cand], tmp_path, lambda _msg: None)
         except Stop:
             pass
         return bool(calls)  # retrained
 
-    cache_br(hb._partner_digest(cand))
+    cache_br(hb.best_responses._partner_digest(cand))
     assert not run()  # trained against this candidate: reused
     cache_br("0" * 64)
     assert run()  # trained against another one

@@ -541,7 +541,7 @@ def test_upper_bound_sources_play_every_partner_with_the_builds_protocol(monkeyp
         return [(rel, returns)], [{"file": rel, "runner": "jax"}, skipped]
 
     monkeypatch.setattr(evaluate, "cross_play", cross_play)
-    monkeypatch.setattr(build, "_example_agent_returns", example_agent_returns)
+    monkeypatch.setattr(build.bounds, "_example_agent_returns", example_agent_returns)
     proxy_set, seatings = object(), ((0, 1), (1, 0))
     sources, info, played = human.upper_bound_sources(
         task_id,
@@ -590,7 +590,7 @@ def test_v3_example_candidate_is_the_evaluators_upper_ci(monkeypatch):
         return [("agents/examples/heuristic_agent.py", noisy)], [{"file": "x"}]
 
     monkeypatch.setattr(evaluate, "cross_play", cross_play)
-    monkeypatch.setattr(build, "_example_agent_returns", example_agent_returns)
+    monkeypatch.setattr(build.bounds, "_example_agent_returns", example_agent_returns)
     v3 = human.VERSIONS["human-proxy-v3"]
     sources, info, _ = human.upper_bound_sources(
         "overcooked-cramped_room-v2", object(), ((0, 1), (1, 0)), 4.0, 5.0, cfg, print, v3
@@ -603,7 +603,7 @@ def test_v3_example_candidate_is_the_evaluators_upper_ci(monkeypatch):
     assert example["mean"] == noisy.mean() < example["value"]
     # at that bound the evaluator's normalised upper CI is 1 (to the rounding step the build
     # settles with _fit_example_bounds)
-    (upper,) = build._fit_example_bounds(np.array([example["value"]]), [noisy], 7)
+    (upper,) = build.bounds._fit_example_bounds(np.array([example["value"]]), [noisy], 7)
     assert upper - example["value"] <= 1e-9 * upper
     normalized = scores.normalize(noisy, np.zeros(1), np.array([upper]))
     high = scores.interval_estimates(scores.score_matrix(normalized), seed=7)["members"][0]["ci"][1]

@@ -97,7 +97,7 @@ def upper_bound_sources(
     from aht_bench import envs
     from aht_bench.evaluation.evaluate import DEFAULT_EPISODES, cross_play
     from aht_bench.heldout import recipes
-    from aht_bench.heldout.build import _example_agent_returns, _example_upper_returns
+    from aht_bench.heldout.build.bounds import _example_agent_returns, _example_upper_returns
     from aht_bench.policies.heuristics import PAPER_HEURISTICS, make_heuristic
     from aht_bench.policies.population import TeammateSet
 
@@ -296,7 +296,7 @@ def _proxy_bounds(
     }
     if not proxy.bounds_v2:
         return bounds, []
-    from aht_bench.heldout.build import _fit_example_bounds, upper_bound
+    from aht_bench.heldout.build.bounds import _fit_example_bounds, upper_bound
 
     t0 = time.perf_counter()
     sources, example_info, example_returns = upper_bound_sources(
