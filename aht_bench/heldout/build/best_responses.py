@@ -1,5 +1,8 @@
 """Step 2, the best responses: a PPO best response per candidate and seat, trained for a fixed
-budget (v1) or in chunks until its return stops rising (`plateaued`, v2), cached per chunk."""
+budget (v1) or in chunks until its return stops rising (`plateaued`, v2), cached per chunk.
+
+May import jax, numpy, tqdm, the standard library and aht_bench.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """Step 5, the bounds: the upper bound's candidates (`upper_bound`) and the example agents'
-returns as the evaluator computes them (Bounds v2)."""
+returns as the evaluator computes them (Bounds v2).
+
+May import jax, numpy, tqdm, the standard library and aht_bench.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """Step 1, the candidates: IPPO self-play teams, BRDiv confederates and heuristics of a recipe,
-trained (or read from the work folder's cache) and wrapped as `Candidate`s."""
+trained (or read from the work folder's cache) and wrapped as `Candidate`s.
+
+May import jax, numpy, tqdm, the standard library and aht_bench.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """What every step of a build shares: the recipe of a task, the candidate, the work folder,
-errors."""
+errors.
+
+May import jax, numpy, tqdm, the standard library and aht_bench.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """Steps 3 and 6: evaluate every partner against every candidate, prune, bound, and publish the
-set folder (`build`), assembled in a temporary folder and renamed into place."""
+set folder (`build`), assembled in a temporary folder and renamed into place.
+
+May import jax, numpy, tqdm, the standard library and aht_bench.
+"""
 
 from __future__ import annotations
 

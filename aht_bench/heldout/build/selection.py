@@ -1,5 +1,8 @@
 """Step 4, pruning: which candidates are kept (competent and diverse), with every pruned one's
-reason and numbers."""
+reason and numbers.
+
+May import jax, numpy, tqdm, the standard library and aht_bench.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """A build's independent units (each learned candidate and its best responses), for running
-them apart (e.g. one per machine) before `build` assembles the set."""
+them apart (e.g. one per machine) before `build` assembles the set.
+
+May import jax, numpy, tqdm, the standard library and aht_bench.
+"""
 
 from __future__ import annotations
 

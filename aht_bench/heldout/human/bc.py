@@ -1,4 +1,8 @@
-"""Behaviour cloning on the replayed transitions (`train_bc`, `evaluate_bc`)."""
+"""Behaviour cloning on the replayed transitions (`train_bc`, `evaluate_bc`).
+
+May import jax, optax, numpy, pandas (to read the pickles only), the standard library and
+aht_bench.
+"""
 
 from __future__ import annotations
 

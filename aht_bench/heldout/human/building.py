@@ -1,5 +1,9 @@
 """Building a human-proxy set: clone the proxy and the BC partner, bound them, write the set
-folder."""
+folder.
+
+May import jax, optax, numpy, pandas (to read the pickles only), the standard library and
+aht_bench.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,9 @@
 """The safe format of the human data (`HumanData`, plain `.npz` arrays) and the conversion of
-the pickled frames into it."""
+the pickled frames into it.
+
+May import jax, optax, numpy, pandas (to read the pickles only), the standard library and
+aht_bench.
+"""
 
 from __future__ import annotations
 

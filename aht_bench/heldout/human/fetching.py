@@ -1,5 +1,9 @@
 """Fetching the Carroll data: the pinned sdist, the two pickles read out of it by name and
-unpickled through an allow-list, converted once to the safe format (`fetch`)."""
+unpickled through an allow-list, converted once to the safe format (`fetch`).
+
+May import jax, optax, numpy, pandas (to read the pickles only), the standard library and
+aht_bench.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,9 @@
 """Open-loop replay of the human trials in our environment: our observation of every state the
-humans acted in, checked step by step against the recorded next state."""
+humans acted in, checked step by step against the recorded next state.
+
+May import jax, optax, numpy, pandas (to read the pickles only), the standard library and
+aht_bench.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""The published human-proxy versions, the data's pins and the safe format's constants."""
+"""The published human-proxy versions, the data's pins and the safe format's constants.
+
+May import jax, optax, numpy, pandas (to read the pickles only), the standard library and
+aht_bench.
+"""
 
 from __future__ import annotations
 
