@@ -1,7 +1,7 @@
 """The reference agents on v2 (issue 51): bundle the `references_v2` sweep's runs into
 `agents/<method>/<task>/v2/`, write its progress, submit the bundles to the leaderboard.
 
-    nice -n 19 .venv/bin/aht-bench sweep references_v2 --out sweeps/references_v2  # trains
+    nice -n 10 .venv/bin/aht-bench sweep references_v2 --out sweeps/references_v2  # trains
     .venv/bin/python agents/reference_v2.py status --sweep sweeps/references_v2
     .venv/bin/python agents/reference_v2.py bundle --sweep sweeps/references_v2 [--methods ..]
     .venv/bin/python agents/reference_v2.py restore --sweep sweeps/references_v2
