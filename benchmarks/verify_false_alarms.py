@@ -1,4 +1,8 @@
-"""How often `aht-bench leaderboard verify` calls an honest committed entry irreproducible.
+"""How often `aht-bench leaderboard verify`'s retired rule (before issue 52) called an honest
+committed entry irreproducible. Since issue 52 the ranked number is the verifier's own re-run
+and the claim check is exact for the JAX runner (`aht_bench.leaderboard.rerun`); this script
+keeps the retired rule's functions (`expected_range`, `intervals_overlap`, `within`) to
+reproduce its committed measurement.
 
 `verify` re-runs an entry's first `--episodes` episodes per member and seating and says the
 entry agrees when the re-run's 95% CI of the mean overlaps the record's. Under honest play the
@@ -31,9 +35,33 @@ import numpy as np
 
 from aht_bench.evaluation.record import episode_score_matrices
 from aht_bench.leaderboard.entries import entry_paths, read_json
-from aht_bench.leaderboard.rerun import expected_range, intervals_overlap, within
 
 REPO = Path(__file__).resolve().parents[1]
+LEVEL = 0.99
+
+
+def intervals_overlap(a: dict, b: dict, tol: float = 1e-9) -> bool:
+    """Whether the CIs of two estimates ({"value", "ci": [lo, hi]}) overlap."""
+    (a_lo, a_hi), (b_lo, b_hi) = a["ci"], b["ci"]
+    return a_lo <= b_hi + tol and b_lo <= a_hi + tol
+
+
+def expected_range(
+    matrix: np.ndarray, episodes: int, reps: int, seed: int, level: float = LEVEL
+) -> tuple[float, float]:
+    """The retired rule: the central `level` quantiles of `reps` means of `episodes` whole
+    episodes drawn with replacement from an (episodes, members) score matrix."""
+    per_episode = np.asarray(matrix, np.float64).mean(axis=1)
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(per_episode), size=(reps, episodes))
+    means = per_episode[picks].mean(axis=1)
+    tail = (1.0 - level) / 2.0
+    lo, hi = np.quantile(means, [tail, 1.0 - tail])
+    return float(lo), float(hi)
+
+
+def within(value: float, expected: tuple[float, float], tol: float = 1e-9) -> bool:
+    return expected[0] - tol <= value <= expected[1] + tol
 
 
 def independent_mean(matrix: np.ndarray, reps: int, seed: int, confidence: float) -> dict:

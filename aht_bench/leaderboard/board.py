@@ -23,6 +23,7 @@ from typing import Any
 from aht_bench.evaluation.record import RUNS_SEEDS, agent_files
 from aht_bench.leaderboard import ledger, render
 from aht_bench.leaderboard import replays as replay_files
+from aht_bench.leaderboard import rerun as reruns
 from aht_bench.leaderboard.checks import Problem, Report, check_entry, schema_errors
 from aht_bench.leaderboard.entries import (
     EntryError,
@@ -41,7 +42,14 @@ from aht_bench.leaderboard.entries import (
     repo_root,
     write_entry,
 )
-from aht_bench.leaderboard.rerun import DEFAULT_EPISODES, RerunError, RerunResult, rerun_entry
+from aht_bench.leaderboard.rerun import (
+    DEFAULT_TIMEOUT,
+    Reproduction,
+    RerunError,
+    RerunResult,
+    reproduce,
+    rerun_entry,
+)
 
 README = "README.md"
 HTML = "index.html"
@@ -124,6 +132,17 @@ def submit(
     entry = make_entry(record, name, description, agent_paths if seeded else agent_paths[0])
     report = check_entry(entry, repo=repo)
     report.problems += extra
+    least = reruns.MIN_EPISODES
+    episodes = entry["payload"]["protocol"]["episodes"] if report.ok else least
+    if episodes < least:
+        report.problems.append(
+            Problem(
+                "episodes",
+                f"the record has {episodes} episodes per teammate and seating; the protocol "
+                f"(and a ranked entry) needs at least {least}: evaluate with --episodes "
+                f"{least} (the default) and submit that record",
+            )
+        )
     if not report.ok:
         raise Rejected(report)
     payload = entry["payload"]
@@ -164,14 +183,18 @@ class Verification:
     path: Path
     entry: dict[str, Any]
     report: Report
-    rerun: RerunResult | None = None
+    rerun: RerunResult | None = None  # a fresh re-run (and its claim check)
+    reproduction: Reproduction | None = None  # `reproduce`: the stored re-run played again
     rerun_error: str | None = None  # the re-run failed: why
     rerun_skipped: str | None = None  # no re-run: why
 
     @property
     def ok(self) -> bool:
-        rerun_ok = self.rerun is None or self.rerun.agrees
-        return self.report.ok and self.rerun_error is None and rerun_ok
+        rerun_ok = self.rerun is None or self.rerun.claim.reproduced
+        again_ok = self.reproduction is None or (
+            self.reproduction.reproduced and self.reproduction.claim.reproduced
+        )
+        return self.report.ok and self.rerun_error is None and rerun_ok and again_ok
 
 
 def verify(
@@ -179,23 +202,32 @@ def verify(
     *,
     rerun: bool = True,
     episodes: int | None = None,
-    seed: int | None = None,
+    salt: str | None = None,
+    again: bool = False,
     repo: Path | None = None,
-    timeout: float | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT,
     on_checked: Callable[[Verification], None] | None = None,
     record: bool = True,
     root: Path | None = None,
     replays: int = 0,
 ) -> Verification:
     """Every check of `checks` on the entry in `path`, then, when they pass and the agent file
-    is in the repository, a re-run of the agent (`rerun`) on `episodes` episodes per member and
-    seating (default: 8, at most the record's) with the record's seed (or `seed`).
-    `on_checked(verification)` is called between the checks and the re-run. With `record`, an
-    entry of the leaderboard in `root` gets its ledger line (`ledger`) when the re-run (with the
-    record's seed) agrees, and loses it when the entry fails; with `replays`, the line comes
-    with the re-run's first `replays` episodes of every teammate and seating as the entry's
-    replays (`replays.save`); without, it keeps the replays of an unchanged entry
-    (`_replays_to_keep`). An entry that fails loses its replays with its line."""
+    is in the repository, the verifier's re-run of the agent (`rerun.rerun_entry`: `episodes`
+    per member and seating, default and least `rerun.MIN_EPISODES`, on the seed of `salt`, default a
+    new one) and the check of the record's claim. `on_checked(verification)` is called between
+    the checks and the re-run.
+
+    With `again` (what CI does), nothing is written: an entry whose ledger line is current (of
+    this rule, for this entry) has its stored re-run played again with the line's salt and
+    compared (`rerun.reproduce`); an entry without such a line gets the checks only (it is
+    unranked, so no number of the pages rests on a re-run).
+
+    With `record`, an entry of the leaderboard in `root` gets its ledger line and stored re-run
+    (`ledger.record_rerun`) after a fresh re-run, whether its claim was reproduced or not (the
+    pages show the re-run's number either way, ranked only when it was), and loses both when a
+    check or the re-run fails; with `replays`, the line comes with the re-run's first `replays`
+    episodes of every teammate and seating as the entry's replays (`replays.save`); without,
+    the entry's replays go (they are of an earlier re-run)."""
     repo = repo or repo_root()
     entry = read_json(path)
     report = check_entry(entry, repo=repo)
@@ -209,44 +241,65 @@ def verify(
         out.rerun_skipped = (
             f"not re-run: {missing} is not in this repository (schema, score and hash checks only)"
         )
+    board = root or leaderboard_root()
+    in_board = path.parent == entries_folder(root)
+    line = ledger.read(board).get(path.stem) if in_board else None
+    stored = _current_rerun(board, path.stem, entry, line) if report.ok else None
+    if again and out.rerun_skipped is None and stored is None:
+        out.rerun_skipped = (
+            "not re-run: no current line of the verifier's in verified.json (the entry is "
+            f"unranked); `verify {path.stem}` measures it"
+        )
     if on_checked is not None:
         on_checked(out)
     if out.rerun_skipped is not None:
         return out
-    sample = min(episodes or DEFAULT_EPISODES, entry["payload"]["protocol"]["episodes"])
     try:
+        if again and stored is not None and line is not None:
+            out.reproduction = reproduce(entry, repo, stored, str(line["salt"]), timeout=timeout)
+            return out
         out.rerun = rerun_entry(
-            entry, repo, episodes=sample, seed=seed, timeout=timeout, replays=replays
+            entry,
+            repo,
+            episodes=episodes or reruns.MIN_EPISODES,
+            salt=salt,
+            timeout=timeout,
+            replays=replays,
         )
     except RerunError as e:
         out.rerun_error = str(e)
-    if record and path.parent == entries_folder(root):
-        board = root or leaderboard_root()
-        if out.ok and out.rerun is not None and seed is None:
-            kept = _replays_to_keep(board, path.stem, entry, list(out.rerun.replays))
+    if record and in_board and not again:
+        if out.rerun is not None:
+            kept = (
+                {"sha256": replay_files.save(board, path.stem, list(out.rerun.replays)),
+                 "date_utc": ledger.today()}
+                if out.rerun.replays
+                else None
+            )  # fmt: skip
             if kept is None:
                 replay_files.remove(board, path.stem)
             ledger.record_rerun(root, path.stem, entry, out.rerun, kept)
-        elif not out.ok:
+        else:
             ledger.forget(root, path.stem)
             replay_files.remove(board, path.stem)
     return out
 
 
-def _replays_to_keep(
-    board: Path, slug: str, entry: dict[str, Any], replays: list[dict[str, Any]]
-) -> dict[str, str] | None:
-    """The replays the ledger line of `slug` names after a re-run that agreed ({"sha256",
-    "date_utc"}): the re-run's, written now; without them, the ones the entry had when its
-    line was current for the same entry and agent files (a re-run with `replays=0`, as CI
-    runs, never rewrites them); else None."""
-    if replays:
-        return {"sha256": replay_files.save(board, slug, replays), "date_utc": ledger.today()}
-    line = ledger.read(board).get(slug)
-    if line is None or ledger.status(slug, entry, {slug: line}) != ledger.RERUN:
+def _current_rerun(
+    board: Path, slug: str, entry: dict[str, Any], line: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """The stored re-run of `slug` when its ledger line is current for `entry` and of this
+    rule, its scores the stored record's (else None)."""
+    if line is None or ledger.status(slug, entry, {slug: line}, board) in (
+        ledger.NOT_RERUN, ledger.CHANGED, ledger.OLD_RULE,
+    ):  # fmt: skip
         return None
-    sha = replay_files.current(board, slug, line)
-    return None if sha is None else {"sha256": sha, "date_utc": line.get("replays_date_utc", "?")}
+    stored = ledger.stored_rerun(board, slug, line)
+    if stored is None or line.get("scores") != {
+        k: stored["payload"]["aggregates"][k] for k in ("mean", "iqm", "worst_case")
+    }:
+        return None
+    return stored
 
 
 def _missing_agent(entry: dict[str, Any], repo: Path) -> str | None:
@@ -292,19 +345,28 @@ def render_files(
     root = root or leaderboard_root()
     entries = load_entries(root)
     lines = ledger.read(root)
-    reruns = {slug: ledger.status(slug, entry, lines) for slug, entry in entries}
+    reruns = {slug: ledger.status(slug, entry, lines, root) for slug, entry in entries}
+    measured = {
+        slug: stored
+        for slug, entry in entries
+        if (stored := _current_rerun(root, slug, entry, lines.get(slug))) is not None
+    }
+    for slug in reruns:
+        if reruns[slug] not in (ledger.OLD_RULE, ledger.NOT_RERUN) and slug not in measured:
+            reruns[slug] = ledger.CHANGED  # a line whose scores are not its stored re-run's
     shown = {
         slug: (entry, lines[slug])
         for slug, entry in entries
-        if reruns[slug] == ledger.RERUN and replay_files.current(root, slug, lines[slug])
+        if reruns[slug] not in (ledger.CHANGED, ledger.NOT_RERUN)
+        and replay_files.current(root, slug, lines[slug])
     }
     members = {slug: replay_files.members(root, slug) for slug in shown}
     readme = root / README
     current = readme.read_text(encoding="utf-8") if readme.is_file() else None
     linked = (root / render.DOCS_LINK).is_file()  # the repository's board, beside docs/
     pages = {
-        readme: render.render_readme(current, entries, reruns, linked),
-        root / HTML: render.render_html(entries, reruns, members, linked),
+        readme: render.render_readme(current, entries, reruns, linked, measured),
+        root / HTML: render.render_html(entries, reruns, members, linked, measured),
     }
     changed = replay_files.pages(root, shown, check=check, on_page=on_page)
     for path, text in pages.items():

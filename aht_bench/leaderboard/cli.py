@@ -36,9 +36,9 @@ Exit codes:
 _RERUN_EPISODES = click.option(
     "--episodes",
     type=click.IntRange(min=1),
-    default=8,
-    show_default=True,
-    help="Episodes per teammate and seating of the re-run (at most the record's).",
+    default=None,
+    help="Episodes per teammate and seating of the verifier's re-run (the protocol: at least "
+    "64) [default: 64].",
 )
 """The re-run's sample size, the same for `submit` and `verify`."""
 
@@ -135,7 +135,7 @@ def submit(
     agent: tuple[Path, ...],
     replace: bool,
     no_rerun: bool,
-    episodes: int,
+    episodes: int | None,
     replays: int,
     debug: bool,
 ) -> None:
@@ -158,6 +158,7 @@ def submit(
     """
     from aht_bench.leaderboard import board, entries
 
+    episodes = _rerun_episodes(episodes)
     try:
         name = entries.check_name(name)
     except entries.EntryError as e:
@@ -206,12 +207,14 @@ def submit(
         v = board.verify(path, rerun=True, episodes=episodes, replays=replays)
     except BaseException:
         _undo(path if target is None else target, previous)
+        _forget(path)
         raise
     if v.rerun_skipped:
         click.echo(f"note: {v.rerun_skipped}")
     _print_rerun(v)
     if not v.ok:
         _undo(path, previous if target == path else None)
+        _forget(path)
         for problem in v.report.problems:
             click.echo(f"error: {problem.message}", err=True)
         click.echo("submission rejected: the re-run did not reproduce the record; nothing was "
@@ -259,6 +262,17 @@ def _target_of(result: Path, name: str) -> tuple[Path | None, bytes | None]:
         return None, None
     target = entries.entries_folder() / f"{slug}.json"
     return target, (target.read_bytes() if target.is_file() else None)
+
+
+def _forget(path: Path) -> None:
+    """Drop what a rejected submission's re-run wrote: its ledger line, stored re-run and
+    replays (an entry replaced by a rejected one loses its ranking with its file)."""
+    from aht_bench.leaderboard import entries, ledger
+    from aht_bench.leaderboard import replays as replay_files
+
+    if path.parent == entries.entries_folder():
+        ledger.forget(None, path.stem)
+        replay_files.remove(entries.leaderboard_root(), path.stem)
 
 
 def _undo(path: Path, previous: bytes | None) -> None:
@@ -320,7 +334,19 @@ def render(check: bool) -> None:
 @_RERUN_EPISODES
 @_REPLAYS
 @click.option(
-    "--seed", type=int, default=None, help="Seed of the re-run's episodes [default: the record's]."
+    "--salt",
+    default=None,
+    metavar="TEXT",
+    help="Salt of the re-run's seed (sha256 of the payload hash and the salt) [default: the "
+    "UTC time now]; the salt of a ledger line reproduces its re-run.",
+)
+@click.option(
+    "--reproduce",
+    is_flag=True,
+    help="For an entry with a current line in verified.json: play its stored re-run again with "
+    "the line's salt and compare (returns identical; on another host at most 1% may differ, "
+    "means agreeing) and check the claim again; write nothing (what CI runs). Entries without "
+    "such a line get a fresh re-run.",
 )
 @click.option(
     "--timeout",
@@ -334,20 +360,25 @@ def verify(
     all_entries: bool,
     since: str | None,
     no_rerun: bool,
-    episodes: int,
+    episodes: int | None,
     replays: int,
-    seed: int | None,
+    salt: str | None,
+    reproduce: bool,
     timeout: float | None,
     debug: bool,
 ) -> None:
     """Check each ENTRY (an entry file, or its name in leaderboard/entries/) as `submit` does,
-    then re-run its agent in the sandbox with the evaluator on the first --episodes episodes of
-    the record's seed, and check that the re-run's mean score agrees with the record (it is
-    within the range where 99% of the means of as many of the record's episodes fall); an
-    entry that agrees gets its line in leaderboard/verified.json, which ranks it. An entry whose
-    agent file is not in the repository gets the checks only. The line comes with the re-run's
-    first --replays episodes of every teammate and seating as the entry's replays
-    (leaderboard/replays/), which `render` links from index.html. With --all, entries deleted
+    then measure it: re-run its agent in the sandbox with the evaluator on --episodes episodes
+    per teammate and seating of a seed derived from the payload hash and a salt (the time now),
+    and check the record's claim against what the agent does (the exported JAX path: every
+    return identical on the record's own seed; a Python agent file: each file's mean within a
+    99% two-sample t-test of the re-run's). The entry gets its line in
+    leaderboard/verified.json and the re-run's record in leaderboard/reruns/: the pages show
+    the re-run's scores, ranked when the claim was reproduced. An entry whose agent file is
+    not in the repository gets the checks only. The line comes with the re-run's first
+    --replays episodes of every teammate and seating as the entry's replays
+    (leaderboard/replays/), which `render` links from index.html. With --reproduce, a current
+    line's re-run is played again and compared instead (CI). With --all, entries deleted
     after their re-run and heldout sets failing their pins are reported too.
 
     \b
@@ -356,10 +387,11 @@ def verify(
     """
     from aht_bench.leaderboard import board, entries
 
+    episodes = _rerun_episodes(episodes)
     paths = _entries_to_verify(entry, all_entries, since)
     if paths is None:
         return
-    checked = _on_checked(episodes)
+    checked = _on_checked(episodes, reproduce)
     failed = 0
     for path in paths:
         try:
@@ -367,7 +399,8 @@ def verify(
                 path,
                 rerun=not no_rerun,
                 episodes=episodes,
-                seed=seed,
+                salt=salt,
+                again=reproduce,
                 timeout=timeout,
                 on_checked=checked,
                 replays=replays,
@@ -382,7 +415,7 @@ def verify(
             raise _internal_error(e, debug) from None
         _print_rerun(v)
         if v.ok:
-            click.echo(f"  verified: {_summary(v.entry)}")
+            click.echo(f"  verified: {_summary(v.entry)} (the record's claim)")
         else:
             failed += 1
             click.echo(f"  FAILED: {path}", err=True)
@@ -395,6 +428,21 @@ def verify(
             what + (f"; {len(problems)} problem(s) of the board" if problems else ""), err=True
         )
         raise click.exceptions.Exit(EXIT_FAILED)
+
+
+def _rerun_episodes(episodes: int | None) -> int:
+    """--episodes, checked against the protocol's least sample (`rerun.MIN_EPISODES`)."""
+    from aht_bench.leaderboard.rerun import MIN_EPISODES
+
+    if episodes is None:
+        return MIN_EPISODES
+    if episodes < MIN_EPISODES:
+        raise click.BadParameter(
+            f"{episodes} is fewer than the protocol's {MIN_EPISODES} episodes per teammate and "
+            f"seating; a ranked number is measured on at least {MIN_EPISODES}",
+            param_hint="--episodes",
+        )
+    return episodes
 
 
 def _entries_to_verify(
@@ -427,7 +475,7 @@ def _entries_to_verify(
     raise click.UsageError("name an ENTRY to verify, or pass --all")
 
 
-def _on_checked(episodes: int) -> Callable[[Any], None]:
+def _on_checked(episodes: int, reproduce: bool = False) -> Callable[[Any], None]:
     """What `verify` prints once an entry's checks are done, before its re-run."""
     from aht_bench.leaderboard import entries
 
@@ -442,12 +490,14 @@ def _on_checked(episodes: int) -> Callable[[Any], None]:
         if v.rerun_skipped:
             click.echo(f"  {v.rerun_skipped}")
             return
-        sample = min(episodes, v.entry["payload"]["protocol"]["episodes"])
         paths = entries.entry_agent_paths(v.entry)
         what = paths[0] if len(paths) == 1 else f"{len(paths)} seeds ({', '.join(map(str, paths))})"
+        if reproduce:
+            click.echo(f"  playing the stored re-run of {what} again with its salt...")
+            return
         click.echo(
             f"  re-running {what} in a child process "
-            f"(`aht-bench evaluate`, {sample} episodes per teammate and seating)..."
+            f"(`aht-bench evaluate`, {episodes} episodes per teammate and seating)..."
         )
 
     return checked
@@ -513,70 +563,40 @@ def _show(est: dict[str, Any]) -> str:
 
 
 def _print_rerun(v: Any) -> None:
-    from aht_bench.leaderboard.rerun import LEVEL
-
+    """What a verification measured: the re-run's numbers and the claim's verdict, or the
+    reproduction of a stored re-run."""
     if v.rerun_error is not None:
         click.echo(f"  error: {v.rerun_error}", err=True)
+        return
+    if v.reproduction is not None:
+        r = v.reproduction
+        say = "ok" if r.reproduced else "error"
+        click.echo(
+            f"  {say}: stored re-run played again ({r.wall_seconds:.0f}s): {r.detail}",
+            err=not r.reproduced,
+        )
+        _print_claim(r.claim)
         return
     r = v.rerun
     if r is None:
         return
-    same = ""
-    if r.identical is not None:
-        same = f"; {r.identical} of {r.compared} returns identical to the record's"
-    each = f" for each of {len(r.seeds)} seeds" if r.seeds else ""
     kept = f"; {len(r.replays)} episodes kept as replays" if r.replays else ""
     click.echo(
-        f"  re-run: {r.episodes} episodes per teammate and seating{each}, seed {r.seed}, "
-        f"{r.wall_seconds:.0f}s{same}{kept}"
+        f"  re-run: {r.episodes} episodes per teammate and seating, salt {r.salt}, seed "
+        f"{r.seed}, {r.wall_seconds:.0f}s{kept}"
     )
-    if r.seeds:
-        _print_seeds(r)
-        return
-    verdict = (
-        f"the re-run's mean {r.rerun_mean['value']:.3f} is "
-        f"{'within' if r.agrees else 'outside'} {_range(r.expected)}, where {LEVEL:.0%} of the "
-        f"means of {r.episodes} of the record's episodes fall (record {_show(r.record_mean)})"
-    )
-    if r.agrees:
-        click.echo(f"  ok: {verdict}")
+    scores = ", ".join(f"{k} {_show(r.scores[k])}" for k in ("mean", "iqm", "worst_case"))
+    click.echo(f"  measured (the ranked numbers): {scores}")
+    _print_claim(r.claim)
+
+
+def _print_claim(claim: Any) -> None:
+    if claim.reproduced:
+        click.echo(f"  ok: the record's claim is reproduced ({claim.rule}): {claim.detail}")
     else:
         click.echo(
-            f"  error: {verdict}: the record does not reproduce; evaluate the agent again and "
-            "submit with --replace",
+            f"  error: the record's claim is not reproduced ({claim.rule}): {claim.detail}; "
+            "evaluate the agent again and submit that record with --replace (the entry is "
+            "listed unranked with the re-run's numbers meanwhile)",
             err=True,
-        )
-
-
-def _range(expected: tuple[float, float]) -> str:
-    return f"[{expected[0]:.3f}, {expected[1]:.3f}]"
-
-
-def _print_seeds(r: Any) -> None:
-    """Each seed's verdict of a multi-seed re-run, then which seeds disagree."""
-    from aht_bench.leaderboard.rerun import LEVEL
-
-    for i, s in enumerate(r.seeds):
-        same = "" if s.identical is None else f"; {s.identical} of {s.compared} identical"
-        verdict = (
-            f"seed {i} ({s.file}): the re-run's mean {s.rerun_mean:.3f} is "
-            f"{'within' if s.agrees else 'outside'} {_range(s.expected)}, where {LEVEL:.0%} of the "
-            f"means of {r.episodes} of the record's episodes fall (record {s.record_mean:.3f}"
-            f"{same})"
-        )
-        if s.agrees:
-            click.echo(f"  ok: {verdict}")
-        else:
-            click.echo(f"  error: {verdict}", err=True)
-    bad = [f"seed {i} ({s.file})" for i, s in enumerate(r.seeds) if not s.agrees]
-    if bad:
-        click.echo(
-            f"  error: the record does not reproduce for {', '.join(bad)}; evaluate the "
-            "seeds' files again and submit with --replace",
-            err=True,
-        )
-    else:
-        click.echo(
-            f"  ok: every seed's re-run agrees with the record (mean over seeds: re-run "
-            f"{_show(r.rerun_mean)}, record {_show(r.record_mean)})"
         )

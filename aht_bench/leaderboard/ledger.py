@@ -1,21 +1,31 @@
-"""Which leaderboard entries a sandboxed re-run has reproduced: `leaderboard/verified.json`.
+"""What the verifier measured for each leaderboard entry: `leaderboard/verified.json`, and the
+re-runs' own records in `leaderboard/reruns/<slug>.json`.
 
     ledger = read(root)                                  # {slug: line}
-    record_rerun(root, slug, entry, result)              # after `verify` agrees
-    status(slug, entry, ledger)                          # "re-run", "changed" or "not re-run"
+    record_rerun(root, slug, entry, result)              # after `verify` re-ran the entry
+    status(slug, entry, ledger)                          # RERUN, NOT_REPRODUCED, CHANGED, ...
+    stored_rerun(root, slug, line)                       # the re-run's result record
 
-`aht-bench leaderboard verify` (with its re-run) writes one line per entry whose re-run in the
-sandbox agrees with the record: the entry's payload sha256, the agent files' sha256, the re-run's
-episodes, seed, mean and expected range, how many returns came out identical, and the sha256 and
-date of the entry's replay file (`replays`), if it has one. The pages
-rank an entry only while its line matches it ("re-run"); an entry edited since ("changed") or
-never re-run ("not re-run": made before the sandbox, or its agent file is not in the repository)
-is listed unranked. `verify --no-rerun` reports a line whose entry file is gone (a deleted
-entry).
+`aht-bench leaderboard verify` writes one line per entry it re-ran (`rerun.rerun_entry`): the
+entry's payload sha256 and agent files' sha256, the re-run's salt, seed and episodes, its
+scores (mean, IQM, worst case with CIs: the entry's ranked numbers), the verdict on the
+record's claim, the sha256 of the re-run's result record (written beside, in reruns/, so
+`verify --reproduce` can compare a re-run with it and the pages can draw its per-teammate
+scores), and the sha256 and date of the entry's replay file (`replays`), if it has one.
+
+Statuses (`status`): RERUN, ranked by the line's scores: a current line of this rule whose
+claim was reproduced, for a record and a re-run of at least `RANKED_EPISODES` episodes.
+Listed unranked: NOT_REPRODUCED (the re-run's number is shown, the claim flagged),
+FEW_EPISODES (a record or a re-run of fewer episodes than the protocol), OLD_RULE (a line of
+the retired rule: 8 episodes on the record's own seed, compared with the record; no number of
+the verifier's), CHANGED (the entry or its stored re-run differs from what the line names)
+and NOT_RERUN (no line: never re-run, or its agent file is not in the repository).
+`verify --no-rerun` reports a line whose entry file is gone (a deleted entry).
 
 The ledger is a record of what was run, not a proof: a line can be written by hand like any
 file in the repository, so a line is worth what the re-run that CI or a maintainer does on it
-is worth (docs/leaderboard.md says what is guaranteed).
+is worth: CI plays the stored re-run of every changed line again (`verify --reproduce`,
+docs/leaderboard.md says what that guarantees).
 
 May import the standard library, aht_bench.files, aht_bench.evaluation.record and
 aht_bench.leaderboard.entries.
@@ -23,6 +33,7 @@ aht_bench.leaderboard.entries.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -32,9 +43,15 @@ from aht_bench.evaluation.record import agent_files
 from aht_bench.leaderboard.entries import EntryError, leaderboard_root
 
 FILE = "verified.json"
+RERUNS = "reruns"  # the folder of the re-runs' result records
 FORMAT = "aht-bench-leaderboard-reruns"
 FORMAT_VERSION = 1
+RULE = 2  # a line's "rule": 2, the verifier's own salted re-run; lines without one: the old rule
+RANKED_EPISODES = 64  # per member and seating, of a ranked entry's record and re-run
 RERUN = "re-run"
+NOT_REPRODUCED = "claim not reproduced"
+FEW_EPISODES = "few episodes"
+OLD_RULE = "old rule"
 CHANGED = "changed"
 NOT_RERUN = "not re-run"
 
@@ -75,6 +92,11 @@ def _agent_hashes(entry: dict[str, Any]) -> list[str]:
     return [str(f["sha256"]) for f in agent_files(entry["payload"])]
 
 
+def rerun_path(root: Path | None, slug: str) -> Path:
+    """Where the re-run's result record of `slug` is kept."""
+    return (root or leaderboard_root()) / RERUNS / f"{slug}.json"
+
+
 def record_rerun(
     root: Path | None,
     slug: str,
@@ -82,22 +104,32 @@ def record_rerun(
     result: Any,
     replays: dict[str, str] | None = None,
 ) -> None:
-    """Write the ledger line of `slug` after a re-run `result` (a `rerun.RerunResult`) agreed;
-    `replays` ({"sha256", "date_utc"}): the entry's replay file (`replays.save`), if any."""
+    """Write the re-run's record of `slug` to reruns/ and its ledger line after a re-run
+    `result` (a `rerun.RerunResult`); `replays` ({"sha256", "date_utc"}): the entry's replay
+    file (`replays.save`), if any."""
     from aht_bench import __version__
+    from aht_bench.files import atomic_write_bytes
 
+    record = rerun_path(root, slug)
+    data = (json.dumps(result.record, indent=1, sort_keys=True) + "\n").encode()
+    atomic_write_bytes(record, data)
     lines = read(root)
     lines[slug] = {
+        "rule": RULE,
         "payload_sha256": entry["payload_sha256"],
         "agent_sha256": _agent_hashes(entry),
-        "episodes": int(result.episodes),
+        "salt": str(result.salt),
         "seed": int(result.seed),
-        "rerun_mean": float(result.rerun_mean["value"]),
-        "record_mean": float(result.record_mean["value"]),
-        "expected_range": None if result.expected is None else [float(x) for x in result.expected],
-        "identical_returns": None
-        if result.identical is None
-        else f"{result.identical} of {result.compared}",
+        "episodes": int(result.episodes),
+        "scores": {k: result.scores[k] for k in ("mean", "iqm", "worst_case")},
+        "claim": {
+            "rule": result.claim.rule,
+            "reproduced": bool(result.claim.reproduced),
+            "detail": result.claim.detail,
+        },
+        "record_mean": float(entry["payload"]["aggregates"]["mean"]["value"]),
+        "rerun_sha256": hashlib.sha256(data).hexdigest(),
+        "wall_seconds": float(result.wall_seconds),
         "isolation": "sandbox",
         "aht_bench": __version__,
         "date_utc": today(),
@@ -108,13 +140,29 @@ def record_rerun(
     _write(root, lines)
 
 
+def stored_rerun(root: Path | None, slug: str, line: dict[str, Any]) -> dict[str, Any] | None:
+    """The re-run's result record of `slug` when its file is the one `line` names, else None."""
+    path = rerun_path(root, slug)
+    if not path.is_file():
+        return None
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != line.get("rerun_sha256"):
+        return None
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError:
+        return None
+
+
 def today() -> str:
     """The date of a ledger line (UTC, YYYY-MM-DD)."""
     return time.strftime("%Y-%m-%d", time.gmtime())
 
 
 def forget(root: Path | None, slug: str) -> bool:
-    """Drop the line of `slug` (its re-run failed or its entry was removed); whether it had one."""
+    """Drop the line of `slug` and its stored re-run (its re-run failed or its entry was
+    removed); whether it had a line."""
+    rerun_path(root, slug).unlink(missing_ok=True)
     lines = read(root)
     if slug not in lines:
         return False
@@ -123,15 +171,31 @@ def forget(root: Path | None, slug: str) -> bool:
     return True
 
 
-def status(slug: str, entry: dict[str, Any], lines: dict[str, dict[str, Any]]) -> str:
-    """RERUN when the ledger's line of `slug` matches `entry`, CHANGED when the entry differs
-    from what was re-run, NOT_RERUN when there is no line."""
+def status(
+    slug: str,
+    entry: dict[str, Any],
+    lines: dict[str, dict[str, Any]],
+    root: Path | None = None,
+) -> str:
+    """The standing of `entry` given its ledger line (see the module docstring); with `root`,
+    a line of this rule whose stored re-run is missing or altered is CHANGED."""
     line = lines.get(slug)
     if line is None:
         return NOT_RERUN
     same = line.get("payload_sha256") == entry["payload_sha256"]
     same = same and line.get("agent_sha256") == _agent_hashes(entry)
-    return RERUN if same else CHANGED
+    if not same:
+        return CHANGED
+    if line.get("rule") != RULE:
+        return OLD_RULE
+    if root is not None and stored_rerun(root, slug, line) is None:
+        return CHANGED
+    if not (line.get("claim") or {}).get("reproduced"):
+        return NOT_REPRODUCED
+    fewest = min(int(entry["payload"]["protocol"]["episodes"]), int(line.get("episodes", 0)))
+    if fewest < RANKED_EPISODES:
+        return FEW_EPISODES
+    return RERUN
 
 
 def deleted(root: Path | None, slugs: set[str]) -> list[str]:
@@ -141,12 +205,18 @@ def deleted(root: Path | None, slugs: set[str]) -> list[str]:
 
 __all__ = [
     "CHANGED",
+    "FEW_EPISODES",
+    "NOT_REPRODUCED",
     "NOT_RERUN",
+    "OLD_RULE",
     "RERUN",
+    "RULE",
     "deleted",
     "forget",
     "read",
     "record_rerun",
+    "rerun_path",
     "status",
+    "stored_rerun",
     "today",
 ]

@@ -1,14 +1,19 @@
 """The leaderboard's pages, as text: the table of leaderboard/README.md and leaderboard/index.html.
 
-    readme = render_readme(old_readme_text, entries, reruns)   # entries: [(slug, entry)]
-    html = render_html(entries, reruns, replays)               # reruns: slug -> ledger status
+    readme = render_readme(old_readme_text, entries, reruns, measured=measured)
+    html = render_html(entries, reruns, replays, measured=measured)
+    # entries: [(slug, entry)]; reruns: slug -> ledger status; measured: slug -> re-run record
 
-One table per task and heldout version. Only entries whose sandboxed re-run reproduced them
-(`reruns[slug] == "re-run"`, from `leaderboard/verified.json`, see `ledger`) are ranked, by
-their mean BRProx score (ties by name); the others follow unranked ("-"), marked "not re-run"
-or "changed" (edited since their re-run). Each row has the mean, IQM and worst case and their
-95% CIs, the number of training seeds the CIs are over (1: one agent file, CIs over
-episodes) and its re-run status. The README keeps its text outside the generated-content
+One table per task and heldout version. The numbers are the verifier's: the mean, IQM and worst
+case with their 95% CIs, and the per-teammate charts, come from the entry's sandboxed re-run
+(`measured[slug]`, the result record `verify` kept in leaderboard/reruns/, see `ledger`), never
+from the submitter's record, whose mean is shown beside them as "claimed". Only entries whose
+re-run also reproduced their claim (`reruns[slug] == "re-run"`) are ranked, by the re-run's
+mean BRProx (ties by name); the others follow unranked ("-") with their status: claim not
+reproduced (the re-run's numbers are shown), fewer episodes than the protocol, re-run under the
+old rule (no number of the verifier's: "-"), changed since their re-run, or not re-run. Each
+row also has the number of training seeds the CIs are over (1: one agent file, CIs over
+episodes). The README keeps its text outside the generated-content
 markers and replaces what is between them (the markers are appended when missing). The HTML
 page is one self-contained file: inline CSS, the table data as JSON that an inline script turns
 into sortable tables (click a column header), and per entry an inline SVG chart of the
@@ -56,10 +61,13 @@ def _docs_md(linked: bool) -> str:
 
 
 RANK_NOTE = (
-    "Ranked (#) are the entries whose agent was re-run in the sandbox by `aht-bench leaderboard "
-    "verify` and reproduced its record (checked: re-run); the others follow unranked: not "
-    "re-run yet (made before the sandbox, or the agent file is not in the repository) or "
-    "changed since their re-run."
+    "The mean, IQM and worst case are the verifier's: `aht-bench leaderboard verify` re-ran "
+    "the agent in the sandbox on at least 64 episodes per teammate and seating of a seed the "
+    'submitter could not know; "claimed" is the submitted record\'s mean. Ranked (#) are the '
+    "entries whose re-run also reproduced the claim (checked: re-run); the others follow "
+    "unranked with their status: claim not reproduced, fewer than 64 episodes, re-run only "
+    "under the old rule (8 episodes of the record's own seed: no number of the verifier's), "
+    "changed since their re-run, or not re-run."
 )
 _AGGREGATES = (("mean", "mean"), ("iqm", "IQM"), ("worst_case", "worst case"))
 
@@ -73,7 +81,9 @@ def _fmt(value: float) -> str:
     return f"{value:.3f}"
 
 
-def _estimate(est: dict[str, Any]) -> str:
+def _estimate(est: dict[str, Any] | None) -> str:
+    if est is None:
+        return "-"
     lo, hi = est["ci"]
     return f"{_fmt(est['value'])} [{_fmt(lo)}, {_fmt(hi)}]"
 
@@ -85,9 +95,31 @@ def _group_key(entry: dict[str, Any]) -> tuple[str, str]:
 RERUN = "re-run"  # the ledger's statuses (aht_bench.leaderboard.ledger)
 _RERUN_TEXT = {
     RERUN: "re-run \u2713",
+    "claim not reproduced": "claim not reproduced by the re-run",
+    "few episodes": "record of fewer than 64 episodes",
+    "old rule": "old rule (8-episode re-run)",
     "changed": "changed since its re-run",
     "not re-run": "not re-run",
 }
+
+
+def measured_view(entry: dict[str, Any], rerun: dict[str, Any] | None) -> dict[str, Any]:
+    """`entry` as the pages show it: its payload's members and aggregates replaced by those of
+    its re-run record `rerun` (None: no re-run of the verifier's, every aggregate None), the
+    record's own aggregates kept as `claimed` and the entry as `claimed_record`."""
+    payload = dict(entry["payload"])
+    claimed = payload["aggregates"]
+    if rerun is None:  # the members stay the record's: its above-1 flags are the claim's
+        payload["aggregates"] = {name: None for name, _ in _AGGREGATES}
+    else:
+        payload["aggregates"] = rerun["payload"]["aggregates"]
+        payload["members"] = rerun["payload"]["members"]
+    return dict(entry, payload=payload, claimed=claimed, claimed_record=entry)
+
+
+def _views(entries: list[Entry], measured: dict[str, dict[str, Any]] | None) -> list[Entry]:
+    measured = measured or {}
+    return [(slug, measured_view(entry, measured.get(slug))) for slug, entry in entries]
 
 
 def groups(
@@ -102,9 +134,10 @@ def groups(
 
     def rank(item: Entry) -> tuple[bool, float, str, str]:
         slug, entry = item
+        mean = entry["payload"]["aggregates"]["mean"] or entry.get("claimed", {}).get("mean")
         return (
             reruns.get(slug) != RERUN,
-            -entry["payload"]["aggregates"]["mean"]["value"],
+            -(mean or {"value": 0.0})["value"],
             entry["leaderboard"]["name"],
             slug,
         )
@@ -174,7 +207,11 @@ def _agent_short(entry: dict[str, Any]) -> str:
 def above_one(entry: dict[str, Any]) -> list[dict[str, Any]]:
     """The members against which the entry's mean score exceeds 1 (the mean, not the CI's
     upper end, as `aht_bench.evaluation.record.members_above_one`)."""
-    return [m for m in entry["payload"]["members"] if m["normalized"]["value"] > 1.0]
+    return [
+        m
+        for m in entry["payload"]["members"]
+        if m["normalized"] is not None and m["normalized"]["value"] > 1.0
+    ]
 
 
 def _display_name(entry: dict[str, Any]) -> str:
@@ -225,11 +262,16 @@ def _md(text: str) -> str:
 
 
 def render_table(
-    entries: list[Entry], reruns: dict[str, str] | None = None, docs_linked: bool = True
+    entries: list[Entry],
+    reruns: dict[str, str] | None = None,
+    docs_linked: bool = True,
+    measured: dict[str, dict[str, Any]] | None = None,
 ) -> str:
     """The generated part of the README, markers included; `docs_linked`: link the docs page
-    relative to leaderboard/ (the repository's board) instead of naming `aht-bench docs`."""
+    relative to leaderboard/ (the repository's board) instead of naming `aht-bench docs`;
+    `measured`: slug -> the entry's re-run record (`measured_view`)."""
     reruns = reruns or {}
+    entries = _views(entries, measured)
     note = SCORE_NOTE.format(formula=f"`{_FORMULA}`", docs=_docs_md(docs_linked))
     lines = [BEGIN, "", note, "", RANK_NOTE, ""]
     if not entries:
@@ -237,13 +279,14 @@ def render_table(
     for key, members in groups(entries, reruns):
         lines += [f"### {_group_heading(key, members)}", ""]
         head = ["#", "name"] + [f"{label} [95% CI]" for _, label in _AGGREGATES]
-        head += ["seeds", "episodes", "checked", "agent", "description"]
+        head += ["claimed mean", "seeds", "episodes", "checked", "agent", "description"]
         lines.append("| " + " | ".join(head) + " |")
         lines.append("|" + "|".join("--:" if h in ("#", "seeds") else "---" for h in head) + "|")
         for rank, (slug, entry) in zip(_ranks(members, reruns), members, strict=True):
             aggregates = entry["payload"]["aggregates"]
             cells = [rank, f"{_md(_display_name(entry))} (`{slug}`)"]
             cells += [_estimate(aggregates[name]) for name, _ in _AGGREGATES]
+            cells.append(_estimate(entry["claimed"]["mean"]))
             cells += [str(_seeds(entry)), _episodes(entry), _rerun_text(slug, reruns)]
             cells.append(f"`{_md(_agent(entry))}`")
             cells.append(_md(entry["leaderboard"]["description"]))
@@ -268,10 +311,11 @@ def render_readme(
     entries: list[Entry],
     reruns: dict[str, str] | None = None,
     docs_linked: bool = True,
+    measured: dict[str, dict[str, Any]] | None = None,
 ) -> str:
     """`current` (the README's text, or None) with the table between the markers replaced."""
     text = current if current is not None else DEFAULT_HEADER
-    table = render_table(entries, reruns, docs_linked)
+    table = render_table(entries, reruns, docs_linked, measured)
     start = text.find(BEGIN)
     end = text.find(END, start + 1) if start >= 0 else -1
     if start < 0:
@@ -306,18 +350,22 @@ _JS = """
   "use strict";
   var data = JSON.parse(document.getElementById("leaderboard-data").textContent);
   function est(e) {
+    if (e === null) { return "-"; }
     return e.value.toFixed(3) + " [" + e.ci[0].toFixed(3) + ", " + e.ci[1].toFixed(3) + "]";
   }
+  function val(e) { return e === null ? -1 : e.value; }
   var columns = [
     {label: "#", key: function (r) { return r.order; }, num: true,
      text: function (r) { return r.rank; }},
     {label: "name", key: function (r) { return r.name; }, link: true},
-    {label: "mean [95% CI]", key: function (r) { return r.mean.value; }, num: true,
+    {label: "mean [95% CI]", key: function (r) { return val(r.mean); }, num: true,
      text: function (r) { return est(r.mean); }},
-    {label: "IQM [95% CI]", key: function (r) { return r.iqm.value; }, num: true,
+    {label: "IQM [95% CI]", key: function (r) { return val(r.iqm); }, num: true,
      text: function (r) { return est(r.iqm); }},
-    {label: "worst case [95% CI]", key: function (r) { return r.worst_case.value; }, num: true,
+    {label: "worst case [95% CI]", key: function (r) { return val(r.worst_case); }, num: true,
      text: function (r) { return est(r.worst_case); }},
+    {label: "claimed mean", key: function (r) { return val(r.claimed); }, num: true,
+     text: function (r) { return est(r.claimed); }},
     {label: "seeds", key: function (r) { return r.seeds; }, num: true},
     {label: "episodes", key: function (r) { return r.episodes; }},
     {label: "checked", key: function (r) { return r.checked; }},
@@ -400,6 +448,7 @@ def _row(order: int, rank: str, checked: str, slug: str, entry: dict[str, Any]) 
         "seeds": _seeds(entry),
         "episodes": _episodes(entry),
         "agent": _agent_short(entry),
+        "claimed": entry["claimed"]["mean"],
     } | {name: aggregates[name] for name, _ in _AGGREGATES}
 
 
@@ -465,6 +514,17 @@ def member_chart(entry: dict[str, Any]) -> str:
     return "".join(out)
 
 
+def _chart(view: dict[str, Any]) -> list[str]:
+    """The per-teammate chart of a `measured_view`: the re-run's, else the record's, said so."""
+    if view["payload"]["aggregates"]["mean"] is not None:
+        return ["<p>The verifier's re-run, per teammate:</p>", member_chart(view)]
+    return [
+        "<p>No re-run of the verifier's under this rule: the submitted record's claim, per "
+        "teammate (not a measurement of the suite's):</p>",
+        member_chart(view["claimed_record"]),
+    ]
+
+
 def replay_links(slug: str, members: list[str]) -> str:
     """The paragraph linking an entry's replay page, one link per teammate."""
     e = html.escape
@@ -483,10 +543,12 @@ def render_html(
     reruns: dict[str, str] | None = None,
     replays: dict[str, list[str]] | None = None,
     docs_linked: bool = True,
+    measured: dict[str, dict[str, Any]] | None = None,
 ) -> str:
     """The self-contained leaderboard page; `replays` (slug -> teammates) links the replay
-    pages of the entries that have them."""
+    pages of the entries that have them; `measured` as for `render_table`."""
     reruns = reruns or {}
+    entries = _views(entries, measured)
     replays = replays or {}
     e = html.escape
     data: dict[str, list[dict[str, Any]]] = {}
@@ -537,7 +599,7 @@ def render_html(
                 ),
                 f'<p class="agent">{e(_agent(entry))}; {e(_protocol(entry))}; payload sha256 '
                 f"{e(entry['payload_sha256'][:16])}; entries/{e(slug)}.json</p>",
-                member_chart(entry),
+                *_chart(entry),
                 *([replay_links(slug, replays[slug])] if slug in replays else []),
                 "</section>",
             ]

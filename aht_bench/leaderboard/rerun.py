@@ -1,44 +1,51 @@
-"""Re-running an entry's agent: the evaluator in a child process on a seeded sample of
-episodes, compared with the record.
+"""The verifier's own measurement of an entry: its agent re-run in a child process on episodes
+the submitter could not know in advance, and the record's claim checked against it.
 
-    result = rerun_entry(entry, repo, episodes=8)
-    result.agrees          # the re-run's mean BRProx is where the record's episodes put it
+    result = rerun_entry(entry, repo)          # >= 64 episodes per member and seating
+    result.record                              # the re-run's result record: the ranked number
+    result.claim.reproduced                    # the submitter's record agrees with the re-run
+    check = reproduce(entry, repo, stored, salt)   # CI: the same re-run again, compared
 
-The child is `python -m aht_bench.cli evaluate` on the entry's agent file, task, heldout version
-and seed, with `episodes` episodes per member and seating (episodes 0..episodes-1 of the
-record's seed: every runner starts episode `e` from a state that depends only on the seed and
-`e`) and the record's bootstrap settings; an agent that ran isolated runs isolated again. The
-agent runs in a fresh process, as it did when it was evaluated, and cannot touch this one.
+The child is `python -m aht_bench.cli evaluate` on the entry's agent files, task and heldout
+version, sandboxed as the evaluator always runs agent files (an agent that ran isolated runs
+isolated again), with the evaluator's own bootstrap settings. The agent runs in a fresh process
+and cannot touch this one.
 
-Agreement: the re-run's mean score is within `expected_range`, the range where 99% of the means
-of as many episodes drawn from the record's own episodes fall (a seeded bootstrap over whole
-episodes: every runner plays episode `e` of every member from the same start state, so the
-members' scores in one episode are correlated, 0.1-0.4 on lbf-v1, and must be resampled
-together). The range comes from the record's many episodes, not from the re-run's few, so an
-honest record rarely fails: 0.6% of the time per agent file on average over the committed
-entries' files, 1.5% at worst, for 8 episodes (`benchmarks/verify_false_alarms.py`; the rule it
-replaced, overlap of CIs that resample each member's episodes on its own, failed 7.8%); a record
-whose returns were made up fails unless they are near the agent's real ones. The re-run is
-seeded, so the verdict on a given entry is the same every time. When the re-run's episodes are
-the record's first ones (same runner and seed), how many returns are identical is reported too:
-all of them for an agent whose actions depend only on its seed and what it sees.
+What is ranked is the re-run's score, not the record's: all members, both seatings, at least
+`MIN_EPISODES` episodes per member and seating (the official protocol), on a seed nobody chose:
+the first 31 bits of sha256(`payload_sha256|salt`), where the salt is the UTC time of the
+verification to the microsecond (`new_salt`). The salt is kept with the re-run, so
+`reproduce` (and `verify --reproduce`, as CI runs it) plays the same episodes again.
 
-A multi-seed entry re-runs every seed's file in one child (`evaluate` with all the files, the
-same sample of episodes for each), and each seed is judged as a one-file entry would be: the
-re-run's mean of that seed's file against the range the record's episodes of it give. The
-entry agrees when every seed does; `seeds` names each seed's verdict.
+The claim: the record's returns must be the ones the agent produces. For a deterministic runner
+(`DETERMINISTIC_RUNNERS`: the exported JAX path, whose actions are a function of the episode's
+key and what it sees) the agent is re-run on the record's own seed and episodes and every
+return must be identical. For any other runner (a Python agent file may draw randomness of its
+own) each agent file's mean score over the record's episodes must be within the level-`LEVEL`
+tolerance of a two-sample t-test from the salted re-run's mean (`claim_tolerance`; per-episode
+scores averaged over members, since every runner plays episode `e` of every member from the
+same start state, so members' scores in one episode are correlated).
 
-May import numpy, the standard library, aht_bench.evaluation.record and aht_bench.leaderboard.
+`reproduce` re-runs a stored re-run with its salt and compares it with what was stored: the
+returns must be identical, except that up to `REPRODUCE_SHARE` of them may differ on another
+host (a float's last bit can flip an action sample) when the means also agree within
+`claim_tolerance`; more is a stored re-run that this code does not produce.
+
+May import numpy, scipy.stats, the standard library, aht_bench.evaluation.record and
+aht_bench.leaderboard.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import hashlib
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,14 +55,16 @@ from aht_bench.evaluation.record import (
     ResultFileError,
     agent_files,
     episode_score_matrices,
-    is_multi_seed,
     read_record,
     returns_of,
 )
 from aht_bench.leaderboard.entries import entry_agent_paths
 
-DEFAULT_EPISODES = 8
-LEVEL = 0.99  # the share of honest re-runs whose mean `expected_range` covers
+MIN_EPISODES = 64  # per member and seating: the official protocol, for records and re-runs
+LEVEL = 0.99  # the claim check's two-sided level: an honest claim fails 1% of the time
+DETERMINISTIC_RUNNERS = frozenset({"jax"})  # same seed, same host: the same returns
+REPRODUCE_SHARE = 0.01  # returns of a reproduced re-run that may differ (another host)
+DEFAULT_TIMEOUT = 1800.0  # seconds one child evaluation may take
 _EXIT_MEANINGS = {
     2: "usage error",
     3: "the agent failed to load",
@@ -69,66 +78,97 @@ class RerunError(RuntimeError):
     """The re-run could not produce a result (the agent failed, or the evaluator did)."""
 
 
-@dataclasses.dataclass(frozen=True)
-class SeedRerun:
-    """One seed's file of a multi-seed entry, re-run."""
+def new_salt() -> str:
+    """The salt of a verification: the UTC time now, to the microsecond."""
+    now = datetime.datetime.now(datetime.UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
-    file: str  # the agent file's name
-    record_mean: float  # this seed's mean score over the record's episodes
-    rerun_mean: float  # the same over the re-run's episodes
-    expected: tuple[float, float]  # where the re-run's mean falls for an honest record
-    agrees: bool  # `rerun_mean` is within `expected`
-    identical: int | None  # returns identical to the record's, as in RerunResult
-    compared: int
+
+def rerun_seed(payload_sha: str, salt: str) -> int:
+    """The re-run's episode seed: the first 31 bits of sha256(`payload_sha|salt`)."""
+    digest = hashlib.sha256(f"{payload_sha}|{salt}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") >> 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Claim:
+    """Whether the submitter's record agrees with what the agent does."""
+
+    rule: str  # "identical" (deterministic runner) or "statistical"
+    reproduced: bool
+    detail: str  # one line: what was compared and how it came out
 
 
 @dataclasses.dataclass(frozen=True)
 class RerunResult:
     episodes: int  # per member and seating
-    seed: int
-    record_mean: dict[str, Any]  # {"value", "ci"}: the entry's mean score, as recorded
-    rerun_mean: dict[str, Any]  # {"value", "ci"}: the re-run's, as its evaluator records it
-    expected: tuple[float, float] | None  # one-file entry: where an honest re-run's mean falls
-    agrees: bool  # the re-run's mean is within `expected` (multi-seed: every seed's is)
-    identical: int | None  # returns identical to the record's (same runner and seed), else None
-    compared: int  # returns compared for `identical`
+    salt: str
+    seed: int  # rerun_seed(payload_sha256, salt)
+    record: dict[str, Any]  # the re-run's result record, as `aht-bench evaluate` wrote it
+    claim: Claim
     wall_seconds: float
-    command: tuple[str, ...]
-    seeds: tuple[SeedRerun, ...] = ()  # a multi-seed entry: each seed's verdict, in seed order
+    commands: tuple[tuple[str, ...], ...]  # the child evaluations, in order
     replays: tuple[dict[str, Any], ...] = ()  # the kept episodes (`aht-bench-replay` records)
 
+    @property
+    def scores(self) -> dict[str, Any]:
+        """The re-run's aggregates ({"mean", "iqm", "worst_case"}: {"value", "ci"})."""
+        return self.record["payload"]["aggregates"]
 
-def intervals_overlap(a: dict[str, Any], b: dict[str, Any], tol: float = 1e-9) -> bool:
-    """Whether the CIs of two estimates ({"value", "ci": [lo, hi]}) overlap."""
-    (a_lo, a_hi), (b_lo, b_hi) = a["ci"], b["ci"]
-    return a_lo <= b_hi + tol and b_lo <= a_hi + tol
-
-
-def expected_range(
-    matrix: np.ndarray, episodes: int, reps: int, seed: int, level: float = LEVEL
-) -> tuple[float, float]:
-    """Where the mean score of `episodes` episodes falls, `level` of the time, when they are
-    drawn from the same start states as the episodes of an (episodes, members) score matrix of
-    a record: the central `level` quantiles of `reps` means of `episodes` whole episodes drawn
-    with replacement from the record's (a seeded bootstrap; each episode brings every member's
-    score in it, since every runner plays episode `e` of every member from the same start
-    state, and those scores are correlated)."""
-    per_episode = np.asarray(matrix, np.float64).mean(axis=1)
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(per_episode), size=(reps, episodes))
-    means = per_episode[picks].mean(axis=1)
-    tail = (1.0 - level) / 2.0
-    lo, hi = np.quantile(means, [tail, 1.0 - tail])
-    return float(lo), float(hi)
+    @property
+    def mean(self) -> dict[str, Any]:
+        return self.scores["mean"]
 
 
-def within(value: float, expected: tuple[float, float], tol: float = 1e-9) -> bool:
-    return expected[0] - tol <= value <= expected[1] + tol
+@dataclasses.dataclass(frozen=True)
+class Reproduction:
+    """A stored re-run played again with its salt (`reproduce`)."""
+
+    reproduced: bool  # the stored re-run came out again
+    identical: int  # returns equal to the stored re-run's
+    compared: int
+    detail: str
+    claim: Claim  # the record's claim, checked again
+    wall_seconds: float
+
+
+def claim_tolerance(record_scores: np.ndarray, rerun_scores: np.ndarray) -> float:
+    """Half-width of the two-sided level-`LEVEL` two-sample t-test on the difference of the
+    means of two samples of per-episode scores (pooled standard deviation)."""
+    from scipy import stats
+
+    a, b = np.asarray(record_scores, np.float64), np.asarray(rerun_scores, np.float64)
+    n, m = len(a), len(b)
+    pooled = ((n - 1) * a.var(ddof=1) + (m - 1) * b.var(ddof=1)) / (n + m - 2)
+    t = float(stats.t.ppf(0.5 + LEVEL / 2.0, n + m - 2))
+    return t * float(np.sqrt(pooled * (1.0 / n + 1.0 / m)))
+
+
+def _per_episode(record: dict[str, Any]) -> np.ndarray:
+    """(files, episodes): each episode's score averaged over members and seatings."""
+    return episode_score_matrices(record).mean(axis=2)
+
+
+def _statistical(record: dict[str, Any], rerun: dict[str, Any]) -> tuple[bool, list[str]]:
+    """Per agent file: is the record's mean within `claim_tolerance` of the re-run's?"""
+    names = [f["file"] for f in agent_files(record["payload"])]
+    ok, parts = True, []
+    for name, mine, theirs in zip(names, _per_episode(record), _per_episode(rerun), strict=True):
+        tol = claim_tolerance(mine, theirs)
+        diff = float(mine.mean() - theirs.mean())
+        fine = abs(diff) <= tol + 1e-12
+        ok &= fine
+        parts.append(
+            f"{name}: record {mine.mean():.3f}, re-run {theirs.mean():.3f} "
+            f"(difference {diff:+.3f}, tolerance {tol:.3f}{'' if fine else ': OUTSIDE'})"
+        )
+    return ok, parts
 
 
 def rerun_command(
-    entry: dict[str, Any], agents: list[Path], out: Path, episodes: int, seed: int, replays: int = 0
-) -> list[str]:
+    entry: dict[str, Any], agents: Sequence[Path], out: Path, episodes: int, seed: int,
+    replays: int = 0,
+) -> list[str]:  # fmt: skip
     payload = entry["payload"]
     command = [
         sys.executable, "-m", "aht_bench.cli", "evaluate", *map(str, agents),
@@ -136,7 +176,6 @@ def rerun_command(
         "--teammates", payload["teammate_set"]["version"],
         "--episodes", str(episodes),
         "--seed", str(seed),
-        "--reps", str(payload["protocol"]["bootstrap"]["reps"]),
         "--out", str(out), "--no-plot", "--no-progress",
     ]  # fmt: skip
     if payload["agent"]["runner"] == "python-isolated":
@@ -146,133 +185,156 @@ def rerun_command(
     return command
 
 
+def _evaluate(
+    entry: dict[str, Any], repo: Path, tmp: Path, episodes: int, seed: int,
+    timeout: float | None, replays: int = 0,
+) -> tuple[dict[str, Any], list[dict[str, Any]], tuple[str, ...]]:  # fmt: skip
+    """One child evaluation of the entry's agent files: (its record, its checked replays, the
+    command). Raises `RerunError`."""
+    from aht_bench.leaderboard.replays import ReplaysError, rerun_replays
+
+    agents = [repo / str(rel) for rel in entry_agent_paths(entry)]
+    name = agents[0].name if len(agents) == 1 else f"the {len(agents)} seeds' agent files"
+    out = tmp / f"rerun-{seed}-{episodes}.json"
+    command = rerun_command(entry, agents, out, episodes, seed, replays)
+    try:
+        done = subprocess.run(
+            command, cwd=repo, env=os.environ.copy(), capture_output=True, text=True,
+            timeout=timeout, check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise RerunError(
+            f"the re-run of {name} took longer than {timeout:g}s (--timeout); an agent that "
+            "needs longer for this many episodes cannot be verified"
+        ) from None
+    if done.returncode != 0:
+        meaning = _EXIT_MEANINGS.get(done.returncode, "the evaluator failed")
+        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-5:])
+        raise RerunError(
+            f"the re-run of {name} stopped with exit code {done.returncode} "
+            f"({meaning}): {tail}\n(command: {' '.join(command)})"
+        )
+    try:
+        record = read_record(out)
+    except ResultFileError as e:
+        raise RerunError(f"the re-run wrote no readable result: {e}") from None
+    try:
+        played = (
+            rerun_replays(entry, record, tmp / f"{out.stem}-replays", replays) if replays else []
+        )
+    except ReplaysError as e:
+        raise RerunError(str(e)) from None
+    return record, played, tuple(command)
+
+
 def rerun_entry(
     entry: dict[str, Any],
     repo: Path,
     *,
-    episodes: int = DEFAULT_EPISODES,
-    seed: int | None = None,
-    timeout: float | None = None,
+    episodes: int = MIN_EPISODES,
+    salt: str | None = None,
+    timeout: float | None = DEFAULT_TIMEOUT,
     replays: int = 0,
 ) -> RerunResult:
-    """Re-run the agent of `entry` (its agent paths must be files under `repo`); see the
-    module docstring. With `replays`, the re-run also keeps the first `replays` episodes of
-    every teammate and seating (of the first agent file), checked (`replays.rerun_replays`),
-    in `RerunResult.replays`. Raises `RerunError` when the child fails or times out, or its
-    replays do not check."""
-    from aht_bench.leaderboard.replays import ReplaysError, rerun_replays
-
-    payload = entry["payload"]
-    agents = [repo / str(rel) for rel in entry_agent_paths(entry)]
-    name = agents[0].name if len(agents) == 1 else f"the {len(agents)} seeds' agent files"
-    sample_seed: int = payload["protocol"]["seed"] if seed is None else seed
+    """The verifier's re-run of `entry` (its agent paths must be files under `repo`) and the
+    check of its claim; see the module docstring. `salt` (default `new_salt()`) fixes the seed.
+    With `replays`, the re-run also keeps the first `replays` episodes of every teammate and
+    seating (of the first agent file), checked, in `RerunResult.replays`. Raises
+    `RerunError` when a child fails or times out, or its replays do not check."""
+    if episodes < MIN_EPISODES:
+        raise ValueError(f"a re-run plays at least {MIN_EPISODES} episodes (got {episodes})")
+    salt = new_salt() if salt is None else salt
+    seed = rerun_seed(entry["payload_sha256"], salt)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="aht-bench-verify-") as tmp:
-        out = Path(tmp) / "rerun.json"
-        kept = min(replays, episodes)
-        command = rerun_command(entry, agents, out, episodes, sample_seed, kept)
-        try:
-            done = subprocess.run(
-                command,
-                cwd=repo,
-                env=os.environ.copy(),
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            raise RerunError(
-                f"the re-run of {name} took longer than {timeout:g}s; verify with fewer --episodes"
-            ) from None
-        if done.returncode != 0:
-            meaning = _EXIT_MEANINGS.get(done.returncode, "the evaluator failed")
-            tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-5:])
-            raise RerunError(
-                f"the re-run of {name} stopped with exit code {done.returncode} "
-                f"({meaning}): {tail}\n(command: {' '.join(command)})"
-            )
-        try:
-            rerun = read_record(out)
-        except ResultFileError as e:
-            raise RerunError(f"the re-run wrote no readable result: {e}") from None
-        try:
-            played = rerun_replays(entry, rerun, Path(tmp) / "rerun-replays", kept) if kept else []
-        except ReplaysError as e:
-            raise RerunError(str(e)) from None
-    identical = _identical_returns(entry, rerun["payload"], episodes, sample_seed)
-    record_mean = payload["aggregates"]["mean"]
-    rerun_mean = rerun["payload"]["aggregates"]["mean"]
-    if is_multi_seed(payload):
-        seeds = _seed_verdicts(entry, rerun, identical)
-        expected = None
-        agrees = all(s.agrees for s in seeds)
-    else:
-        seeds = ()
-        boot = payload["protocol"]["bootstrap"]
-        theirs = episode_score_matrices(rerun)[0]
-        expected = expected_range(
-            episode_score_matrices(entry)[0], theirs.shape[0], boot["reps"], boot["seed"]
+        record, played, command = _evaluate(
+            entry, repo, Path(tmp), episodes, seed, timeout, min(replays, episodes)
         )
-        agrees = within(float(theirs.mean()), expected)
+        claim, more = _check_claim(entry, repo, Path(tmp), record, timeout)
     return RerunResult(
         episodes=episodes,
-        seed=sample_seed,
-        record_mean=record_mean,
-        rerun_mean=rerun_mean,
-        expected=expected,
-        agrees=agrees,
-        identical=None if identical is None else int(sum(i for i, _ in identical)),
-        compared=0 if identical is None else int(sum(c for _, c in identical)),
+        salt=salt,
+        seed=seed,
+        record=record,
+        claim=claim,
         wall_seconds=round(time.perf_counter() - start, 1),
-        command=tuple(command),
-        seeds=seeds,
+        commands=(command, *more),
         replays=tuple(played),
     )
 
 
-def _seed_verdicts(
-    entry: dict[str, Any],
-    rerun: dict[str, Any],
-    identical: list[tuple[int, int]] | None,
-) -> tuple[SeedRerun, ...]:
-    """Each seed of a multi-seed entry judged as a one-file entry: the re-run's mean score of
-    that seed's file against the range `expected_range` gives from the record's episodes of it
-    (with the record's bootstrap reps and seed)."""
-    boot = entry["payload"]["protocol"]["bootstrap"]
-    mine, theirs = episode_score_matrices(entry), episode_score_matrices(rerun)
-    out = []
-    for i, file in enumerate(agent_files(entry["payload"])):
-        expected = expected_range(mine[i], theirs.shape[1], boot["reps"], boot["seed"])
-        rerun_mean = float(theirs[i].mean())
-        out.append(
-            SeedRerun(
-                file=file["file"],
-                record_mean=float(mine[i].mean()),
-                rerun_mean=rerun_mean,
-                expected=expected,
-                agrees=within(rerun_mean, expected),
-                identical=None if identical is None else identical[i][0],
-                compared=0 if identical is None else identical[i][1],
-            )
-        )
-    return tuple(out)
-
-
-def _identical_returns(
-    entry: dict[str, Any], rerun: dict[str, Any], episodes: int, seed: int
-) -> list[tuple[int, int]] | None:
-    """Per agent file, (returns of the re-run equal to the record's same episodes, returns
-    compared), or None when the episodes are not the same ones (another seed or runner)."""
+def _check_claim(
+    entry: dict[str, Any], repo: Path, tmp: Path, rerun: dict[str, Any], timeout: float | None
+) -> tuple[Claim, tuple[tuple[str, ...], ...]]:
+    """The verdict on the record's claim given the salted re-run `rerun`, and the commands of
+    any child evaluation it took (a deterministic runner: the record's own seed again)."""
     payload = entry["payload"]
-    same = (
-        seed == payload["protocol"]["seed"]
-        and rerun["agent"]["runner"] == payload["agent"]["runner"]
-        and episodes <= payload["protocol"]["episodes"]
+    if payload["agent"]["runner"] not in DETERMINISTIC_RUNNERS:
+        ok, parts = _statistical(entry, rerun)
+        return Claim("statistical", ok, "; ".join(parts)), ()
+    own = payload["protocol"]
+    again, _, command = _evaluate(entry, repo, tmp, own["episodes"], own["seed"], timeout)
+    return _identical_claim(payload, again["payload"], own["seed"]), (command,)
+
+
+def _identical_claim(payload: dict[str, Any], again: dict[str, Any], seed: int) -> Claim:
+    mine, theirs = returns_of(payload), returns_of(again)
+    same = int((mine == theirs).sum()) if mine.shape == theirs.shape else 0
+    total = int(mine.size)
+    return Claim(
+        "identical",
+        same == total,
+        f"{same} of {total} returns identical when the agent is re-run on the record's own "
+        f"seed {seed} and {payload['protocol']['episodes']} episodes",
     )
-    if not same:
-        return None
-    mine = returns_of(payload)[..., :episodes]  # (files, members, seatings, episodes)
-    theirs = returns_of(rerun)
-    equal = (mine == theirs).reshape(len(mine), -1)
-    return [(int(row.sum()), row.size) for row in equal]
+
+
+def reproduce(
+    entry: dict[str, Any],
+    repo: Path,
+    stored: dict[str, Any],
+    salt: str,
+    *,
+    timeout: float | None = DEFAULT_TIMEOUT,
+) -> Reproduction:
+    """Play the stored re-run `stored` (a result record) of `entry` again with its `salt` and
+    compare the two: see the module docstring. Raises `RerunError`."""
+    episodes = int(stored["payload"]["protocol"]["episodes"])
+    seed = rerun_seed(entry["payload_sha256"], salt)
+    start = time.perf_counter()
+    unchecked = Claim("not checked", False, "the stored re-run did not come out again")
+    if int(stored["payload"]["protocol"]["seed"]) != seed:
+        return Reproduction(
+            False, 0, 0,
+            f"the stored re-run's seed {stored['payload']['protocol']['seed']} is not the "
+            f"one its salt gives ({seed}): it was not made by `verify`",
+            unchecked, 0.0,
+        )  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="aht-bench-reproduce-") as tmp:
+        again, _, _ = _evaluate(entry, repo, Path(tmp), episodes, seed, timeout)
+        mine, theirs = returns_of(stored["payload"]), returns_of(again["payload"])
+        if mine.shape != theirs.shape:
+            return Reproduction(
+                False, 0, int(theirs.size),
+                f"the stored re-run holds returns of shape {mine.shape}, the re-run's are "
+                f"{theirs.shape}",
+                unchecked, round(time.perf_counter() - start, 1),
+            )  # fmt: skip
+        claim, _ = _check_claim(entry, repo, Path(tmp), again, timeout)
+    same, total = int((mine == theirs).sum()), int(mine.size)
+    ok, parts = _statistical(stored, again)
+    differ = total - same
+    if differ == 0:
+        reproduced, detail = True, f"all {total} returns identical"
+    elif differ <= REPRODUCE_SHARE * total and ok:
+        reproduced = True
+        detail = (
+            f"{differ} of {total} returns differ (at most {REPRODUCE_SHARE:.0%} may, on "
+            f"another host) and the means agree: {'; '.join(parts)}"
+        )
+    else:
+        reproduced = False
+        detail = f"{differ} of {total} returns differ: {'; '.join(parts)}"
+    return Reproduction(
+        reproduced, same, total, detail, claim, round(time.perf_counter() - start, 1)
+    )

@@ -211,3 +211,21 @@ def submit_cli(
         *flags,
         *extra,
     )
+
+
+def stand_in_rerun(entry: dict[str, Any], salt: str = "2026-01-01T00:00:00.000000Z") -> Any:
+    """What a re-run leaves for `ledger.record_rerun` (`rerun.RerunResult`), without running
+    one: the entry's own record as the re-run's, on the seed of `salt`, its claim reproduced.
+    For tests of the ledger's bookkeeping; a line so written was not made by `verify`."""
+    from types import SimpleNamespace
+
+    from aht_bench.leaderboard import rerun
+
+    record = copy.deepcopy(entries.record_of(entry))
+    seed = rerun.rerun_seed(entry["payload_sha256"], salt)
+    record["payload"]["protocol"]["seed"] = seed
+    return SimpleNamespace(
+        episodes=record["payload"]["protocol"]["episodes"], salt=salt, seed=seed, record=record,
+        scores=record["payload"]["aggregates"], wall_seconds=0.0,
+        claim=rerun.Claim("statistical", True, "stand-in"),
+    )  # fmt: skip

@@ -93,23 +93,24 @@ def test_index_links_each_teammates_replays_and_render_check_sees_a_stale_page(b
     assert not replays.page_path(copied, SLUG).exists()
 
 
-def test_a_rerun_without_replays_keeps_those_of_the_unchanged_entry_only(board, tmp_path):
+def test_reproduce_keeps_the_replays_and_a_fresh_rerun_without_replays_drops_them(board, tmp_path):
     copied = tmp_path / "board"
     shutil.copytree(board, copied)
     before = ledger.read(copied)[SLUG]
+    # what CI runs: the stored re-run played again with its salt; nothing is written
+    result = run(copied, "verify", SLUG, "--episodes", "2", "--replays", "0", "--reproduce")
+    assert result.exit_code == EXIT_OK, result.output
+    assert "stored re-run played again" in result.output
+    assert ledger.read(copied)[SLUG] == before
+    assert replays.current(copied, SLUG, before) == before["replays_sha256"]
+    assert run(copied, "render", "--check").exit_code == EXIT_OK  # CI changes no page
+
+    # a fresh re-run plays other episodes (a new salt): the old replays are not of it
     result = run(copied, "verify", SLUG, "--episodes", "2", "--replays", "0")
     assert result.exit_code == EXIT_OK, result.output
     line = ledger.read(copied)[SLUG]
-    assert line["replays_sha256"] == before["replays_sha256"]
-    assert line["replays_date_utc"] == before["replays_date_utc"]
-    assert replays.current(copied, SLUG, line) == line["replays_sha256"]
-    assert run(copied, "render", "--check").exit_code == EXIT_OK  # what CI runs changes no page
-
-    # without a current line (never re-run, or re-run for another entry) there is none to keep
-    ledger.forget(copied, SLUG)
-    result = run(copied, "verify", SLUG, "--episodes", "2", "--replays", "0")
-    assert result.exit_code == EXIT_OK, result.output
-    assert "replays_sha256" not in ledger.read(copied)[SLUG]
+    assert line["salt"] != before["salt"]
+    assert "replays_sha256" not in line
     assert not replays.replays_path(copied, SLUG).exists()
     assert not replays.page_path(copied, SLUG).exists()
 

@@ -1,8 +1,8 @@
 """The CI check of the committed leaderboard: every entry in leaderboard/entries/ passes the
 checks (schema, heldout set, scores, hashes); entries whose agent file is in the repository
-are re-run (all of them: slow; one reference entry per environment family on 2 episodes per
-member and seating: fast, so that CI notices when a change to the code moves a committed
-score); the committed README table and index.html are what render writes."""
+are re-run (all of them: slow; one reference entry per environment family on the record's
+first 2 episodes per member and seating: fast, so that CI notices when a change to the code
+moves a committed score); the committed README table and index.html are what render writes."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ from lb_helpers import (
     tamper,
 )
 
-from aht_bench.leaderboard import verify
+from aht_bench.evaluation.record import returns_of as returns_of_payload
+from aht_bench.leaderboard import rerun, verify
 from aht_bench.leaderboard.board import render_files
 from aht_bench.leaderboard.entries import (
     entry_agent_paths,
@@ -30,7 +31,6 @@ from aht_bench.leaderboard.entries import (
     read_json,
     write_entry,
 )
-from aht_bench.leaderboard.rerun import intervals_overlap
 
 ENTRIES = entry_paths(COMMITTED)
 RERUNNABLE = [
@@ -76,19 +76,19 @@ def test_the_ci_sample_covers_both_environment_families():
 
 
 @pytest.mark.parametrize("path", CI_RERUN, ids=lambda p: p.stem)
-def test_a_reference_entry_reruns_to_the_recorded_returns(path):
-    """On CPU with the pinned packages the re-run reproduces the record's returns exactly:
-    a change to an environment, the policy code or the evaluator that moves them fails here.
-    (Whether 2 episodes' CI overlaps the record's is not asserted: the statistical verdict
-    needs verify's default sample, which the slow test above uses.) record=False: the committed
-    ledger keeps its full re-run's line, not this 2-episode sample's."""
-    verification = verify(path, episodes=2, record=False)
-    rerun = verification.rerun
-    assert rerun is not None, verification.rerun_skipped or verification.rerun_error
-    assert verification.report.ok, "\n".join(messages(verification))
-    assert rerun.compared > 0
-    assert rerun.identical == rerun.compared, (
-        f"{rerun.identical} of {rerun.compared} re-run returns equal the record's"
+def test_a_reference_entry_reruns_to_the_recorded_returns(path, tmp_path):
+    """On CPU with the pinned packages the evaluator, on the record's own seed, reproduces the
+    record's first 2 episodes of every teammate and seating exactly: a change to an
+    environment, the policy code or the evaluator that moves them fails here (the slow test
+    above runs verify's full re-run and claim check)."""
+    entry = read_json(path)
+    assert ci_check(path).ok, "\n".join(messages(ci_check(path)))
+    seed = entry["payload"]["protocol"]["seed"]
+    again, _, _ = rerun._evaluate(entry, REPO, tmp_path, 2, seed, timeout=600)
+    mine = returns_of_payload(entry["payload"])[..., :2]
+    theirs = returns_of_payload(again["payload"])
+    assert mine.shape == theirs.shape and (mine == theirs).all(), (
+        f"{int((mine == theirs).sum())} of {mine.size} re-run returns equal the record's"
     )
 
 
@@ -105,12 +105,21 @@ def test_a_heldout_problem_names_the_set_to_evaluate_against(tmp_path, kind):
     ), message
 
 
-def test_ci_overlap_worked_by_hand():
-    record = {"value": 0.5, "ci": [0.4, 0.6]}
-    assert intervals_overlap(record, {"value": 0.65, "ci": [0.6, 0.7]})  # touching counts
-    assert intervals_overlap(record, {"value": 0.3, "ci": [0.1, 0.45]})
-    assert not intervals_overlap(record, {"value": 0.7, "ci": [0.61, 0.8]})
-    assert not intervals_overlap(record, {"value": 0.2, "ci": [0.1, 0.39]})
+def test_claim_tolerance_worked_by_hand():
+    """Record [0, 1, 0, 1], re-run [0, 1]: sample variances 1/3 and 1/2, pooled (3/3 + 1/2) / 4
+    = 0.375; t(0.995, 4 df) = 4.604095; half-width 4.604095 * sqrt(0.375 * (1/4 + 1/2))."""
+    tol = rerun.claim_tolerance([0.0, 1.0, 0.0, 1.0], [0.0, 1.0])
+    assert abs(tol - 4.604095 * (0.375 * 0.75) ** 0.5) < 1e-5
+
+
+def test_the_reruns_seed_comes_from_the_payload_hash_and_the_salt():
+    a = rerun.rerun_seed("ab" * 32, "2026-12-04T18:00:00.000001Z")
+    assert a == rerun.rerun_seed("ab" * 32, "2026-12-04T18:00:00.000001Z")
+    assert a != rerun.rerun_seed("ab" * 32, "2026-12-04T18:00:00.000002Z")
+    assert a != rerun.rerun_seed("cd" * 32, "2026-12-04T18:00:00.000001Z")
+    assert 0 <= a < 2**31
+    salt = rerun.new_salt()
+    assert salt.endswith("Z") and len(salt) == len("2026-12-04T18:00:00.000001Z")
 
 
 @pytest.mark.slow
@@ -128,6 +137,4 @@ def test_a_consistent_forgery_fails_the_rerun(tmp_path):
     assert ci_check(path).ok
     result = run(tmp_path, "verify", "forged--lbf-v1--v1", "--episodes", "2")
     assert result.exit_code == 1, result.output
-    assert "is outside [1.000, 1.000], where 99% of the means of 2 of the record's" in (
-        result.stderr
-    )
+    assert "claim is not reproduced (statistical): random_agent.py: record 1.000" in (result.stderr)

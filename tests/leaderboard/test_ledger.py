@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from lb_helpers import RECORD, load_record, rescore, returns_of, run, submit_cli
+from lb_helpers import RECORD, load_record, rescore, returns_of, run, stand_in_rerun, submit_cli
 
 from aht_bench.leaderboard import ledger, render
 from aht_bench.leaderboard.cli import EXIT_FAILED, EXIT_OK
@@ -45,12 +45,7 @@ def test_a_deleted_entry_is_reported_by_verify_all_no_rerun(tmp_path):
     root = tmp_path / "board"
     assert submit_cli(root, RECORD).exit_code == EXIT_OK
     entry = json.loads((root / "entries" / f"{SLUG}.json").read_text())
-
-    class Agreed:  # what a re-run that agreed leaves (see rerun.RerunResult)
-        episodes, seed, expected, identical, compared = 2, 0, (0.0, 0.1), None, 0
-        rerun_mean = record_mean = {"value": 0.01, "ci": [0.0, 0.02]}
-
-    ledger.record_rerun(root, SLUG, entry, Agreed())
+    ledger.record_rerun(root, SLUG, entry, stand_in_rerun(entry))
     assert run(root, "verify", "--all", "--no-rerun").exit_code == EXIT_OK
     (root / "entries" / f"{SLUG}.json").unlink()
     result = run(root, "verify", "--all", "--no-rerun")
@@ -89,12 +84,7 @@ def test_since_lists_entries_and_ledger_lines_changed_since_a_git_revision(tmp_p
     assert "0 entries added or changed since HEAD" in run(root, "verify", "--since", "HEAD").output
 
     entry = json.loads((root / "entries" / f"{SLUG}.json").read_text())
-
-    class Forged:
-        episodes, seed, expected, identical, compared = 8, 0, (0.0, 1.0), None, 0
-        rerun_mean = record_mean = {"value": 0.5, "ci": [0.4, 0.6]}
-
-    ledger.record_rerun(root, SLUG, entry, Forged())  # written by hand, not by a re-run
+    ledger.record_rerun(root, SLUG, entry, stand_in_rerun(entry))  # by hand, not by a re-run
     assert submit_cli(root, RECORD, "random again").exit_code == EXIT_OK
     result = run(root, "verify", "--since", "HEAD", "--no-rerun")
     assert result.exit_code == EXIT_OK, result.output
@@ -127,7 +117,8 @@ def test_submit_of_a_consistent_forgery_fails_its_rerun_and_writes_nothing(tmp_p
     result = submit_cli(root, path, "random (example)", "--replace", "--episodes", "2", rerun=True)
     assert result.exit_code == EXIT_FAILED, result.output
     assert "the re-run did not reproduce the record; nothing was written" in result.stderr
-    assert "is outside [1.000, 1.000]" in result.stderr
+    assert "random_agent.py: record 1.000, re-run " in result.stderr
+    assert ": OUTSIDE)" in result.stderr
     assert (root / "entries" / f"{SLUG}.json").read_bytes() == before
     assert SLUG not in ledger.read(root)
     result = submit_cli(root, path, "forged", "--episodes", "2", rerun=True)

@@ -1,0 +1,27 @@
+"""The leaderboard tests' records are of 2 episodes per member and seating (fast to check and
+re-run); the protocol's least sample (64, `rerun.MIN_EPISODES` and `ledger.RANKED_EPISODES`)
+is lowered to 2 for them. Tests of the rule itself set it back (`protocol_minimum`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from aht_bench.leaderboard import ledger, rerun
+
+FIXTURE_EPISODES = 2
+
+
+@pytest.fixture(autouse=True, scope="module")
+def fixture_sized_minimum():
+    """Module-scoped, so that a module's own board fixtures see it too."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rerun, "MIN_EPISODES", FIXTURE_EPISODES)
+        patch.setattr(ledger, "RANKED_EPISODES", FIXTURE_EPISODES)
+        yield
+
+
+@pytest.fixture
+def protocol_minimum(monkeypatch):
+    """The rule as shipped: 64 episodes."""
+    monkeypatch.setattr(rerun, "MIN_EPISODES", 64)
+    monkeypatch.setattr(ledger, "RANKED_EPISODES", 64)
