@@ -844,6 +844,10 @@ def _trained(outcome: Any, curve_label: str) -> str:
     )
 
 
+DEFAULT_TOTAL_TIMEOUT = 3600.0
+"""`evaluate`'s limit on one agent file's whole evaluation of one task, in seconds: an hour is
+many times what the official protocol takes (64 episodes per member and seating)."""
+
 EVALUATE_EXIT_CODES_HELP = """\b
 Exit codes:
   0  ok
@@ -1096,8 +1100,11 @@ def _result_paths(
 @click.option(
     "--total-timeout",
     type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    help="Seconds the agent may run in all, per seating (default: no limit).",
+    default=DEFAULT_TOTAL_TIMEOUT,
+    show_default=True,
+    help="Seconds one agent file may take on one task in all: loading, every seating and its "
+    "JAX policy's compiled play (compiled code still running then ends the evaluation, exit "
+    "code 4, nothing written). Not with --in-process.",
 )
 @click.option(
     "--memory-limit",
@@ -1151,7 +1158,7 @@ def evaluate(
     in_process: bool,
     load_timeout: float,
     step_timeout: float,
-    total_timeout: float | None,
+    total_timeout: float,
     memory_limit: float,
     reps: int,
     replays: int,
