@@ -100,6 +100,45 @@ SCORE_DEFINITION_SEEDS = (
 )
 
 
+BYTES_PER_EPISODE_STEP = 16
+"""Estimated bytes the jitted runner holds per step of one episode while it plays: the step's
+key and a recorded joint action (rounded up)."""
+BYTES_PER_EPISODE_FLOAT = 64
+"""Estimated bytes per float of one episode's state and observations (float32, copied a few
+times by XLA under vmap and scan)."""
+BYTES_PER_RETURN = 128
+"""Estimated bytes per episode return kept for the scores: float64 returns, normalised returns
+and score matrix, the bootstrap's resample, the record's JSON text (rounded up)."""
+
+
+def memory_estimate(env: Any, members: int, seatings: int, episodes: int) -> int:
+    """Bytes an evaluation of `episodes` per member and seating needs at once, estimated: the
+    jitted runner plays every seating's episodes of one member in one batch, each episode
+    holding its steps' keys and actions (`BYTES_PER_EPISODE_STEP` per step of the horizon) and
+    its state and observations (`BYTES_PER_EPISODE_FLOAT` per float of every seat's
+    observation); the scores keep every return of every member (`BYTES_PER_RETURN`). A rule
+    of thumb to refuse what cannot fit, not a measurement."""
+    per_episode = BYTES_PER_EPISODE_STEP * int(env.horizon) + BYTES_PER_EPISODE_FLOAT * int(
+        env.num_agents
+    ) * int(env.obs_dim)
+    return seatings * episodes * (per_episode + members * BYTES_PER_RETURN)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation here (Linux: MemAvailable of
+    /proc/meminfo; elsewhere the free physical pages), or None when unknown."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
 class SeedFilesError(ValueError):
     """Agent files given as the seeds of one agent that cannot be: the same file twice, two
     files with equal contents, or files that run on different runners."""
