@@ -90,6 +90,31 @@ class _TaskType(click.ParamType):
 
 TASK = _TaskType()
 
+MAX_SEED = 2**32 - 1
+"""The largest evaluation seed: NumPy seeds the bootstrap with it (0 to 2**32 - 1), and a JAX
+key keeps only its low 32 bits, so a larger seed would replay a smaller one's episodes."""
+
+
+class _SeedType(click.ParamType):
+    """An evaluation seed, 0 to `MAX_SEED`, checked before any work starts."""
+
+    name = "integer"
+
+    def convert(self, value, param, ctx):
+        seed = click.INT.convert(value, param, ctx)
+        if not 0 <= seed <= MAX_SEED:
+            self.fail(
+                f"{seed} is not a seed an evaluation can use; pass one from 0 to {MAX_SEED} "
+                "(2**32 - 1: NumPy seeds the bootstrap with it, and a JAX key keeps only its "
+                "32 low bits)",
+                param,
+                ctx,
+            )
+        return seed
+
+
+SEED = _SeedType()
+
 
 def _data_summary() -> str:
     """Where the heldout sets come from and which published versions are there."""
@@ -472,6 +497,13 @@ def _agent_failed(error: Exception, code: int, debug: bool) -> click.exceptions.
     default=None,
     help="Seconds the agent may run in all (isolated only; default: no limit).",
 )
+@click.option(
+    "--memory-limit",
+    type=click.FloatRange(min=0.1),
+    default=8.0,
+    show_default=True,
+    help="GiB of memory the agent's process may use (isolated only).",
+)
 @click.option("--agent-output", is_flag=True, help="Show what the agent prints (stderr).")
 @click.option(
     "--json",
@@ -494,6 +526,7 @@ def check_agent(
     load_timeout: float,
     step_timeout: float,
     total_timeout: float | None,
+    memory_limit: float,
     agent_output: bool,
     as_json: bool,
     debug: bool,
@@ -519,6 +552,7 @@ def check_agent(
         "load_timeout": load_timeout,
         "step_timeout": step_timeout,
         "total_timeout": total_timeout,
+        "memory_limit": int(memory_limit * 1024**3),
         "echo_output": agent_output,
         "sandbox": not no_sandbox,
     }
@@ -844,6 +878,10 @@ def _trained(outcome: Any, curve_label: str) -> str:
     )
 
 
+DEFAULT_TOTAL_TIMEOUT = 3600.0
+"""`evaluate`'s limit on one agent file's whole evaluation of one task, in seconds: an hour is
+many times what the official protocol takes (64 episodes per member and seating)."""
+
 EVALUATE_EXIT_CODES_HELP = """\b
 Exit codes:
   0  ok
@@ -1044,9 +1082,16 @@ def _result_paths(
     type=click.IntRange(min=1),
     default=64,
     show_default=True,
-    help="Episodes per teammate and seating.",
+    help="Episodes per teammate and seating (refused before any work when they would not fit "
+    "in memory).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the episodes.")
+@click.option(
+    "--seed",
+    type=SEED,
+    default=0,
+    show_default=True,
+    help=f"Seed of the episodes (0 to {MAX_SEED}).",
+)
 @click.option(
     "--out",
     type=click.Path(path_type=Path),
@@ -1096,8 +1141,11 @@ def _result_paths(
 @click.option(
     "--total-timeout",
     type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    help="Seconds the agent may run in all, per seating (default: no limit).",
+    default=DEFAULT_TOTAL_TIMEOUT,
+    show_default=True,
+    help="Seconds one agent file may take on one task in all: loading, every seating and its "
+    "JAX policy's compiled play (compiled code still running then ends the evaluation, exit "
+    "code 4, nothing written). Not with --in-process.",
 )
 @click.option(
     "--memory-limit",
@@ -1151,7 +1199,7 @@ def evaluate(
     in_process: bool,
     load_timeout: float,
     step_timeout: float,
-    total_timeout: float | None,
+    total_timeout: float,
     memory_limit: float,
     reps: int,
     replays: int,
@@ -1197,7 +1245,7 @@ def evaluate(
         "memory_limit": int(memory_limit * 1024**3),
     }
     with _evaluation_errors(_Progress(False, ""), debug):  # the cheap checks, before any work
-        _check_sets_and_records(tasks, versions, targets, out, force)
+        _check_sets_and_records(tasks, versions, targets, out, force, episodes)
         _probe_agents(paths, tasks[0], isolation, limits)
     for one_task in tasks:
         bar = _Progress(not no_progress, "playing")
@@ -1262,15 +1310,61 @@ def _print_result(
 
 
 def _check_sets_and_records(
-    tasks: list[Task], versions: dict[Task, str], targets: list[Path], out: Path | None, force: bool
+    tasks: list[Task],
+    versions: dict[Task, str],
+    targets: list[Path],
+    out: Path | None,
+    force: bool,
+    episodes: int,
 ) -> None:
     """`evaluate`'s checks that need neither the agent nor the task built: each task's set is
-    there, verified and for the task (`find_set`), and no record would be replaced."""
-    from aht_bench.evaluation.sets import find_set
+    there, verified and for the task (`find_set`), its --episodes fit in memory, and every
+    record can be written and would replace none."""
+    from aht_bench.evaluation.sets import default_seatings, find_set
 
     for one_task in tasks:
-        find_set(one_task.id, versions[one_task])
+        _, manifest, _ = find_set(one_task.id, versions[one_task])
+        env = one_task.env
+        seatings = manifest.get("seatings") or default_seatings(one_task.id, env.num_agents)
+        _refuse_beyond_memory(one_task, len(manifest.get("members") or ()), len(seatings), episodes)
     _refuse_overwrite(targets, out, force)
+    _refuse_unwritable(targets, out)
+
+
+def _refuse_beyond_memory(task: Task, members: int, seatings: int, episodes: int) -> None:
+    """A usage error when `episodes` per member and seating would need more memory than this
+    machine has available (`evaluate.memory_estimate`), naming the most that fit."""
+    from aht_bench.evaluation.evaluate import available_memory, memory_estimate
+
+    available = available_memory()
+    need = memory_estimate(task.env, members, seatings, episodes)
+    if available is None or need <= available:
+        return
+    fit = max(1, episodes * available // need)
+    raise click.BadParameter(
+        f"{episodes} episodes per member and seating of {task.id} ({_count(members, 'member')}, "
+        f"{_count(seatings, 'seating')}) need about {need / 1024**3:.3g} GiB of memory "
+        f"(aht_bench.evaluation.evaluate.memory_estimate), more than the "
+        f"{available / 1024**3:.3g} GiB available here; pass --episodes {fit} or fewer (the "
+        "official protocol plays 64; nothing was run)",
+        param_hint="--episodes",
+    )
+
+
+def _refuse_unwritable(targets: list[Path], out: Path | None) -> None:
+    """A usage error, before anything runs, when a result record could not be written: the
+    evaluation's result would be lost after it ran."""
+    from aht_bench.files import unwritable_reason
+
+    for target in targets:
+        why = unwritable_reason(target)
+        if why is not None:
+            given = "--out" if out is not None else "the default --out"
+            raise click.BadParameter(
+                f"cannot write {target}: {why}; pass --out with a path in a folder you can "
+                "write (nothing was run)",
+                param_hint=given,
+            )
 
 
 def _refuse_overwrite(targets: list[Path], out: Path | None, force: bool) -> None:

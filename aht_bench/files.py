@@ -39,3 +39,22 @@ def check_sha256(path: Path, blob: bytes, expected: object, error: type[Exceptio
             f"{path} does not match the sha256 in its card (file {digest[:12]}..., "
             f"card {str(expected)[:12]}...): the file is corrupted or was edited"
         )
+
+
+def unwritable_reason(path: Path) -> str | None:
+    """Why the file `path` could not be written (None when it could): its folder must exist or
+    be creatable, and be writable. Checked by creating and removing one temporary file in the
+    nearest folder that exists, so nothing is left behind (no folder is created)."""
+    folder = path.parent
+    while not folder.exists():
+        if folder.parent == folder:
+            return f"none of the folders above {path} exists"
+        folder = folder.parent
+    if not folder.is_dir():
+        return f"{folder} is a file, not a folder"
+    try:
+        with tempfile.TemporaryFile(dir=folder, prefix=".aht-bench-write-check-"):
+            pass
+    except OSError as e:
+        return f"{folder} is not writable ({e.strerror or e})"
+    return None

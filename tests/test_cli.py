@@ -79,3 +79,13 @@ def test_train_lists_every_registered_algorithm():
     from aht_bench.runs import ALGORITHMS
 
     assert set(cli.TRAINABLE) == set(ALGORITHMS)
+
+
+def test_check_agent_takes_the_memory_limit_the_readme_shows(tmp_path):
+    """README.md's check-agent paragraph lists `--memory-limit 8`: the option exists."""
+    agent = tmp_path / "zero.py"
+    agent.write_text("def act(obs):\n    return 0\n")
+    args = ["check-agent", str(agent), "--task", "sabotage", "--no-isolate", "--memory-limit", "1"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "--memory-limit" in CliRunner().invoke(main, ["check-agent", "--help"]).output

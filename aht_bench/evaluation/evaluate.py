@@ -25,6 +25,12 @@ each plays exactly what one file would (same episodes, seed and seatings), and t
 is (seeds, members), each entry a seed's normalised return averaged over its episodes and
 seatings: the CIs are over training seeds, as in the paper (Sec. 6.1).
 
+Time: `limits["total_timeout"]` bounds the whole evaluation of one agent file (loading, every
+seating's worker, and its exported JAX policy's play), counted from the start of that file's
+evaluation. The compiled policy runs in this process, where nothing can interrupt XLA: under a
+`watchdog.Watchdog` that, at the deadline, prints an error naming the file and the limit and
+ends the process with `DEADLINE_EXIT_CODE` (nothing of the evaluation is written).
+
 Errors: `AgentLoadError` / `AgentRuntimeError` (and their timeout subclasses) for the agent,
 `TeammateSetError` / `TeammateSetIntegrityError` for the set, `SeedFilesError` for seed files
 that cannot be one agent (a file twice, two equal files, different runners); each message names
@@ -36,6 +42,7 @@ aht_bench.evaluation.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import time
@@ -62,13 +69,18 @@ from aht_bench.policies.agent_file import (
     POLICY_SUFFIX,
     AgentLoadError,
     AgentRuntimeError,
+    AgentStepTimeoutError,
     check_agent_path,
     load_agent_file,
     task_spec,
 )
 from aht_bench.policies.population import TeammateSet
+from aht_bench.policies.watchdog import Watchdog
 
 DEFAULT_EPISODES = 64
+DEADLINE_EXIT_CODE = 4
+"""The exit code of a process ended at an agent file's total time limit while its compiled JAX
+policy ran: `aht-bench`'s "the agent failed while playing" (`aht_bench.cli.EXIT_AGENT_RUNTIME`)."""
 ISOLATIONS = ("sandbox", "process", "in-process")
 """Where an agent file's Python runs; see the module docstring."""
 # progress(done, total, label): `done` units of `total` finished (units: episode steps on the
@@ -86,6 +98,45 @@ SCORE_DEFINITION_SEEDS = (
     "(seeds x members) with rliable stratified bootstrap (runs = training seeds, tasks = "
     "members)"
 )
+
+
+BYTES_PER_EPISODE_STEP = 16
+"""Estimated bytes the jitted runner holds per step of one episode while it plays: the step's
+key and a recorded joint action (rounded up)."""
+BYTES_PER_EPISODE_FLOAT = 64
+"""Estimated bytes per float of one episode's state and observations (float32, copied a few
+times by XLA under vmap and scan)."""
+BYTES_PER_RETURN = 128
+"""Estimated bytes per episode return kept for the scores: float64 returns, normalised returns
+and score matrix, the bootstrap's resample, the record's JSON text (rounded up)."""
+
+
+def memory_estimate(env: Any, members: int, seatings: int, episodes: int) -> int:
+    """Bytes an evaluation of `episodes` per member and seating needs at once, estimated: the
+    jitted runner plays every seating's episodes of one member in one batch, each episode
+    holding its steps' keys and actions (`BYTES_PER_EPISODE_STEP` per step of the horizon) and
+    its state and observations (`BYTES_PER_EPISODE_FLOAT` per float of every seat's
+    observation); the scores keep every return of every member (`BYTES_PER_RETURN`). A rule
+    of thumb to refuse what cannot fit, not a measurement."""
+    per_episode = BYTES_PER_EPISODE_STEP * int(env.horizon) + BYTES_PER_EPISODE_FLOAT * int(
+        env.num_agents
+    ) * int(env.obs_dim)
+    return seatings * episodes * (per_episode + members * BYTES_PER_RETURN)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation here (Linux: MemAvailable of
+    /proc/meminfo; elsewhere the free physical pages), or None when unknown."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 class SeedFilesError(ValueError):
@@ -548,6 +599,7 @@ def _play_agent_file(
     from aht_bench.policies.isolated import DEFAULT_MAX_OUTPUT, IsolatedAgent, OutputBudget
 
     options: dict[str, Any] = dict(limits or {}) | {"sandbox": isolation == "sandbox"}
+    options["total_since"] = time.monotonic()  # one total for every worker of this file
     # one output bound for the whole evaluation, not one per seating's worker
     options["max_output"] = OutputBudget(options.get("max_output", DEFAULT_MAX_OUTPUT))
     first = IsolatedAgent(p, task, first_seat, seed=seed, spec=spec(first_seat), **options)
@@ -559,7 +611,8 @@ def _play_agent_file(
             first.close()
         if on_loaded is not None:
             on_loaded(kind, "jax")
-        returns = _play_jax(policy, params, eval_set, num_episodes, seed, who, progress, sink)
+        with _compiled_deadline(p, options.get("total_timeout"), options["total_since"]):
+            returns = _play_jax(policy, params, eval_set, num_episodes, seed, who, progress, sink)
         return returns, {"kind": kind, "runner": "jax", "isolation": isolation}
     if on_loaded is not None:
         on_loaded(kind, "python-isolated")
@@ -582,6 +635,33 @@ def _play_agent_file(
     finally:
         first.close()
     return returns, {"kind": kind, "runner": "python-isolated", "isolation": isolation}
+
+
+def _compiled_deadline(
+    path: Path, total_timeout: float | None, since: float
+) -> contextlib.AbstractContextManager[Any]:
+    """What bounds the play of agent file `path`'s exported policy: the rest of its total time
+    limit (counted from `since`), held by a `Watchdog`; no limit when `total_timeout` is None.
+    Raises `AgentStepTimeoutError` when the limit is used up already."""
+    if total_timeout is None:
+        return contextlib.nullcontext()
+    how = (
+        "raise it with --total-timeout, or make the policy's loops end on every key and "
+        "observation (a lax.while_loop that never ends hangs its compiled play)"
+    )
+    remaining = since + total_timeout - time.monotonic()
+    if remaining <= 0:
+        raise AgentStepTimeoutError(
+            f"agent file {path.name} used up its total time limit of {total_timeout:g}s before "
+            f"its JAX policy played; {how}"
+        )
+    return Watchdog(
+        remaining,
+        f"agent file {path.name} used up its total time limit of {total_timeout:g}s while its "
+        f"compiled JAX policy played (compiled code cannot be interrupted, so the evaluation "
+        f"was ended and nothing was written); {how}",
+        DEADLINE_EXIT_CODE,
+    )
 
 
 def _total_steps(eval_set: EvaluationSet, num_episodes: int) -> int:

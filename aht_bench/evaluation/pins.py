@@ -107,13 +107,19 @@ class LockFormatError(ValueError):
 
 def read_lock_file(path: Path) -> dict[str, str]:
     """path (relative to heldout/) -> sha256, from one set lock."""
+    return parse_lock(path.read_text(), str(path))
+
+
+def parse_lock(text: str, where: str) -> dict[str, str]:
+    """path (relative to heldout/) -> sha256, from the text of one set lock (`where` names it
+    in a `LockFormatError`)."""
     out = {}
-    for n, line in enumerate(path.read_text().splitlines(), 1):
+    for n, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
         parts = line.split(None, 1)
         if len(parts) != 2 or len(parts[0]) != 64:
-            raise LockFormatError(f"{path}:{n} is not a 'sha256  path' line")
+            raise LockFormatError(f"{where}:{n} is not a 'sha256  path' line")
         out[parts[1].strip()] = parts[0]
     return out
 
@@ -133,4 +139,12 @@ def pin_line(task_id: str, version: str, entries: dict[str, str]) -> str:
     return f'    "{pin_key(task_id, version)}": "{lock_digest(entries)}",'
 
 
-__all__ = ["PINNED", "LockFormatError", "lock_digest", "pin_key", "pin_line", "read_lock_file"]
+__all__ = [
+    "PINNED",
+    "LockFormatError",
+    "lock_digest",
+    "parse_lock",
+    "pin_key",
+    "pin_line",
+    "read_lock_file",
+]

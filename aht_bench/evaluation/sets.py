@@ -57,6 +57,7 @@ from aht_bench.evaluation.pins import (
     PINNED,
     LockFormatError,
     lock_digest,
+    parse_lock,
     pin_key,
     read_lock_file,
 )
@@ -493,15 +494,84 @@ def check_pin(task_id: str, folder: Path, manifest_digest: str) -> bool:
         raise TeammateSetIntegrityError(f"{e}; {fix}") from None
     if lock_digest(entries) != PINNED[key]:
         raise TeammateSetIntegrityError(
-            f"the lock of the published set {key} does not match the digest pinned in this "
-            f"aht-bench (aht_bench/evaluation/pins.py): its files and lock were changed together; "
-            f"{fix}"
+            f"{changed_files_text(task_id, folder.name, entries)}the lock of the published set "
+            f"{key} does not match the digest pinned in this aht-bench "
+            f"(aht_bench/evaluation/pins.py): its files and lock were changed together; {fix}"
         )
     if entries.get(f"{key}/{MANIFEST}") != manifest_digest:
         raise TeammateSetIntegrityError(
             f"the manifest of the published set {key} is not the one its pinned lock lists; {fix}"
         )
     return True
+
+
+def pinned_lock_entries(task_id: str, version: str) -> dict[str, str] | None:
+    """The entries of the lock pinned for `task_id`/`version` (`pins.PINNED`), read from a copy
+    that still matches its pin: the lock in the checkout's heldout/ or in the installed data, or
+    a committed version of the checkout's lock (git history; the lock re-hashed may be the
+    checkout's own). None when no copy is found. The pin is one digest: it tells that a lock
+    changed, and only a pinned copy tells which files."""
+    key = pin_key(task_id, version)
+    if key not in PINNED:
+        return None
+    rel = f"{task_id}/{version}.sha256"
+    for text in _lock_copies(rel):
+        try:
+            entries = parse_lock(text, rel)
+        except LockFormatError:
+            continue
+        if lock_digest(entries) == PINNED[key]:
+            return entries
+    return None
+
+
+def _lock_copies(rel: str) -> Iterator[str]:
+    """Texts of the lock `rel` (relative to heldout/): the package's copies, then the versions
+    committed in the checkout's git history (newest first, at most 100)."""
+    import subprocess
+
+    checkout = checkout_heldout_root()
+    for root in [r for r in (checkout, *installed_heldout_folders()) if r is not None]:
+        try:
+            yield (root / rel).read_text()
+        except OSError:
+            pass
+    if checkout is None:
+        return
+    git = ["git", "-C", str(checkout.parent)]
+    path = f"{checkout.name}/{rel}"
+    try:
+        revs = subprocess.run(
+            [*git, "log", "--format=%H", "-n", "100", "--", path],
+            capture_output=True, text=True, timeout=30, check=True,
+        ).stdout.split()  # fmt: skip
+        for rev in revs:
+            shown = subprocess.run(
+                [*git, "show", f"{rev}:{path}"], capture_output=True, text=True, timeout=30
+            )
+            if shown.returncode == 0:
+                yield shown.stdout
+    except (OSError, subprocess.SubprocessError):
+        return
+
+
+def changed_files_text(task_id: str, version: str, entries: dict[str, str]) -> str:
+    """The start of the message for a published set whose lock (`entries`) does not match its
+    pin: the files that differ from the pinned lock's ("lbf-v1/v1/manifest.json is not
+    the published file: "), or, with no pinned copy to compare with, how to find them."""
+    pinned = pinned_lock_entries(task_id, version)
+    if pinned is None:
+        return (
+            f"a file of {pin_key(task_id, version)} was changed (no copy of its pinned lock "
+            "is here to tell which; `git diff heldout/` may): "
+        )
+    changed = sorted(r for r in set(pinned) | set(entries) if pinned.get(r) != entries.get(r))
+    if not changed:
+        return ""
+    shown = ", ".join(changed[:5])
+    more = f" and {len(changed) - 5} more" if len(changed) > 5 else ""
+    verb = "is not the published file" if len(changed) == 1 else "are not the published files"
+    return f"{shown}{more} {verb} (sha256 not the one the pinned lock lists): "
 
 
 def check_published_files(task_id: str, folder: Path) -> None:

@@ -54,6 +54,7 @@ from aht_bench.evaluation.sets import (
     EvaluationSet,
     TeammateSetError,
     TeammateSetIntegrityError,
+    changed_files_text,
     heldout_root,
     installed_heldout_folders,
     load_set,
@@ -282,9 +283,12 @@ def _pin_problems(root: Path, folders: list[Path], absent: set[str]) -> list[str
                     f"{key}: missing (a published set pinned in aht_bench/evaluation/pins.py)"
                 )
         elif lock_digest(locked[key]) != digest:
+            task_id, version = key.split("/", 1)
+            changed = changed_files_text(task_id, version, locked[key]).removesuffix(": ")
             problems.append(
                 f"{key}{LOCK_SUFFIX}: its entries do not match the digest pinned in "
                 "aht_bench/evaluation/pins.py (files and lock were changed together)"
+                + (f"; {changed}" if changed else "")
             )
     return problems
 

@@ -53,6 +53,15 @@ _REPLAYS = click.option(
 )
 """How many of the re-run's episodes become the entry's replays, for `submit` and `verify`."""
 
+_RERUN_TIMEOUT = click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1800.0,
+    show_default=True,
+    help="Seconds one re-run may take (an entry's agent that hangs fails its re-run then).",
+)
+"""The bound on one re-run, for `submit` and `verify`: what keeps CI from hanging on an entry."""
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
@@ -127,6 +136,7 @@ def _summary(entry: dict[str, Any]) -> str:
 )
 @_RERUN_EPISODES
 @_REPLAYS
+@_RERUN_TIMEOUT
 @click.option("--debug", is_flag=True, help="Show tracebacks of internal errors.")
 def submit(
     result: Path,
@@ -137,6 +147,7 @@ def submit(
     no_rerun: bool,
     episodes: int | None,
     replays: int,
+    timeout: float,
     debug: bool,
 ) -> None:
     """Check the result record RESULT (written by `aht-bench evaluate --out`) and add it to
@@ -204,7 +215,7 @@ def submit(
         f"re-running the agent in the sandbox ({episodes} episodes per teammate and seating)..."
     )
     try:
-        v = board.verify(path, rerun=True, episodes=episodes, replays=replays)
+        v = board.verify(path, rerun=True, episodes=episodes, replays=replays, timeout=timeout)
     except BaseException:
         _undo(path if target is None else target, previous)
         _forget(path)
@@ -346,14 +357,9 @@ def render(check: bool) -> None:
     help="For an entry with a current line in verified.json: play its stored re-run again with "
     "the line's salt and compare (returns identical; on another host at most 1% may differ, "
     "means agreeing) and check the claim again; write nothing (what CI runs). Entries without "
-    "such a line get a fresh re-run.",
+    "such a line get the checks only (they are unranked).",
 )
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    default=None,
-    help="Seconds one re-run may take (default: no limit).",
-)
+@_RERUN_TIMEOUT
 @click.option("--debug", is_flag=True, help="Show tracebacks of internal errors.")
 def verify(
     entry: tuple[Path, ...],
@@ -364,7 +370,7 @@ def verify(
     replays: int,
     salt: str | None,
     reproduce: bool,
-    timeout: float | None,
+    timeout: float,
     debug: bool,
 ) -> None:
     """Check each ENTRY (an entry file, or its name in leaderboard/entries/) as `submit` does,

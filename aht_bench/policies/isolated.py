@@ -16,7 +16,9 @@ caller down:
 - `AgentLoadTimeoutError` / `AgentStepTimeoutError` (both `AgentTimeoutError`) name the limit
   that was hit and how to raise it. Limits: `boot_timeout` for the worker's own imports (JAX),
   `load_timeout` for importing the agent file and building the agent, `step_timeout` for each
-  `act`/`reset`, and `total_timeout` (None: no limit) for the worker's whole life.
+  `act`/`reset`, and `total_timeout` (None: no limit) for the worker's whole life, counted from
+  `total_since` (a `time.monotonic()`; default: the start), so that the workers of one
+  evaluation's seatings share one total.
 
 The worker is the leader of its own process group (`start_new_session=True`). `close()`, the
 context manager, `__del__` and an atexit hook kill the whole group with SIGKILL and reap the
@@ -186,6 +188,7 @@ class IsolatedAgent:
         load_timeout: float = DEFAULT_LOAD_TIMEOUT,
         step_timeout: float = DEFAULT_STEP_TIMEOUT,
         total_timeout: float | None = None,
+        total_since: float | None = None,
         boot_timeout: float = DEFAULT_BOOT_TIMEOUT,
         spec: TaskSpec | None = None,
         echo_output: bool = False,
@@ -204,7 +207,8 @@ class IsolatedAgent:
         other workers). `memory_limit`: bytes of private memory (None: no limit). `hidden`:
         folders masked in the sandbox besides the heldout sets and the leaderboard. `probe`:
         only import and check the file (`agent_file.probe_agent_file`), then end: use
-        `probe_isolated` for that.
+        `probe_isolated` for that. `total_since`: the `time.monotonic()` the total limit
+        counts from (default: now).
         """
         self._proc: subprocess.Popen[bytes] | None = None  # first: __del__ may run on errors
         _check_limits(
@@ -241,7 +245,7 @@ class IsolatedAgent:
                 p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p
             )
             env.setdefault("PYTHONUNBUFFERED", "1")  # prints reach the stderr tail before a crash
-        self._started = time.monotonic()
+        self._started = time.monotonic() if total_since is None else float(total_since)
         self._proc = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,

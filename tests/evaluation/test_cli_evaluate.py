@@ -272,3 +272,47 @@ def test_evaluate_resolves_the_task_name_once_and_passes_the_task_down(
         assert result.exit_code == EXIT_OK, result.output
         assert names == ["sabotage"], agent
         assert load_json(out)["payload"]["task_id"] == "sabotage-v1"
+
+
+def test_a_seed_outside_0_to_2_32_is_a_usage_error_before_any_work(sabotage_set, sabotage_agents):
+    """Before: exit 1 "internal error" (NumPy cannot seed the bootstrap with it), after the
+    evaluation ran; and a JAX key keeps only 32 bits, so 2**32 would replay seed 0."""
+    agent = str(sabotage_agents["plain_agent.py"])
+    for seed in ("-1", str(2**70), str(2**32)):
+        result = _run("evaluate", agent, "--task", "sabotage", "--teammates", str(sabotage_set),
+                      "--seed", seed)  # fmt: skip
+        assert result.exit_code == EXIT_USAGE, (seed, result.output)
+        assert f"{seed} is not a seed an evaluation can use" in result.output
+        assert "pass one from 0 to 4294967295" in result.output
+        assert "loaded" not in result.output
+
+
+def test_episodes_beyond_the_memory_estimate_are_refused_with_the_most_that_fit(
+    sabotage_set, sabotage_agents, tmp_path
+):
+    out = tmp_path / "r.json"
+    result = _evaluate(sabotage_agents["jax_agent.py"], sabotage_set, out, "--episodes",
+                       str(10**12))  # fmt: skip
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert "1000000000000 episodes per member and seating of sabotage-v1" in result.output
+    assert "GiB of memory" in result.output and "nothing was run" in result.output
+    fit = int(result.output.split("pass --episodes ")[1].split()[0])
+    assert 64 <= fit < 10**12
+    assert "loaded" not in result.output and not out.exists()
+
+
+def test_an_unwritable_out_is_a_usage_error_before_any_work_and_leaves_nothing(
+    sabotage_set, sabotage_agents, tmp_path
+):
+    """Before: exit 1 "internal error" after the whole evaluation (its result lost)."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    before = sorted(tmp_path.rglob("*"))
+    cases = [("/proc/x/out.json", "/proc is not writable"),
+             (str(blocker / "r.json"), f"{blocker} is a file, not a folder")]  # fmt: skip
+    for out, why in cases:
+        result = _evaluate(sabotage_agents["plain_agent.py"], sabotage_set, out)
+        assert result.exit_code == EXIT_USAGE, (out, result.output)
+        assert f"cannot write {out}: {why}" in result.output and "nothing was run" in result.output
+        assert "loaded" not in result.output
+    assert sorted(tmp_path.rglob("*")) == before

@@ -4,6 +4,7 @@ caught by `load_set` / `evaluate`, `heldout verify` and the leaderboard."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -80,7 +81,9 @@ def test_a_consistently_rehashed_set_is_refused_everywhere(tmp_path, monkeypatch
     problems = heldout.verify(root, load_members=False)
     assert problems == [
         "lbf-v1/v1.sha256: its entries do not match the digest pinned in "
-        "aht_bench/evaluation/pins.py (files and lock were changed together)"
+        "aht_bench/evaluation/pins.py (files and lock were changed together); "
+        "lbf-v1/v1/manifest.json, lbf-v1/v1/manifest.sha256 are not the published files "
+        "(sha256 not the one the pinned lock lists)"
     ]
     monkeypatch.setenv(sets.HELDOUT_ENV, str(root))
     with pytest.raises(sets.TeammateSetIntegrityError, match="pinned in this aht-bench"):
@@ -93,6 +96,35 @@ def test_a_consistently_rehashed_set_is_refused_everywhere(tmp_path, monkeypatch
     with pytest.raises(Rejected) as caught:
         submit(RECORD, "x", "y", root=tmp_path / "board")
     assert caught.value.report.kinds() == ["heldout_integrity"]
+
+
+def test_a_tampered_weight_file_is_named_even_when_its_lock_was_rehashed(tmp_path, monkeypatch):
+    """The forgery of issue 52: one member's weights changed, the manifest's sha256 of them,
+    manifest.sha256 and the lock recomputed. Before, the refusal named only the lock."""
+    root, folder = _root_with(tmp_path, LBF_V1)
+    manifest = json.loads((folder / sets.MANIFEST).read_text())
+    member = next(m for m in manifest["members"] if "file" in m)
+    weights = folder / member["file"]
+    blob = bytearray(weights.read_bytes())
+    blob[-1] ^= 0x01
+    weights.write_bytes(bytes(blob))
+    member["sha256"] = hashlib.sha256(bytes(blob)).hexdigest()
+    sets.write_manifest(folder, manifest)
+    heldout.lock_path(folder).unlink()
+    heldout.lock_new(folder, root)
+    named = f"lbf-v1/v1/{member['file']}"
+    result, out = _evaluate(root, tmp_path, "v1")
+    assert result.exit_code == EXIT_TEAMMATE_INTEGRITY, result.output
+    assert named in result.stderr and "not the published files" in result.stderr
+    assert not out.exists()
+    problems = heldout.verify(root, load_members=False)
+    assert len(problems) == 1 and named in problems[0]
+
+
+def test_without_a_pinned_copy_of_the_lock_the_refusal_says_how_to_find_the_file(monkeypatch):
+    monkeypatch.setattr(sets, "pinned_lock_entries", lambda task_id, version: None)
+    text = sets.changed_files_text("lbf-v1", "v1", {})
+    assert "a file of lbf-v1/v1 was changed" in text and "git diff heldout/" in text
 
 
 def test_an_unpinned_version_folder_is_a_development_set_and_not_shipped(tmp_path, monkeypatch):
