@@ -444,6 +444,17 @@ def _agent_failed(error: Exception, code: int, debug: bool) -> click.exceptions.
     return click.exceptions.Exit(code)
 
 
+def _memory_limit(help_text: str) -> Callable[[Any], Any]:
+    """The --memory-limit option of the commands that run an agent file (check-agent, evaluate)."""
+    return click.option(
+        "--memory-limit",
+        type=click.FloatRange(min=0.1),
+        default=8.0,
+        show_default=True,
+        help=help_text,
+    )
+
+
 @main.command("check-agent", epilog=EXIT_CODES_HELP)
 @click.argument("agent", type=click.Path(path_type=Path))
 @click.option("--task", type=TASK, required=True, help="Task id or alias.")
@@ -497,13 +508,7 @@ def _agent_failed(error: Exception, code: int, debug: bool) -> click.exceptions.
     default=None,
     help="Seconds the agent may run in all (isolated only; default: no limit).",
 )
-@click.option(
-    "--memory-limit",
-    type=click.FloatRange(min=0.1),
-    default=8.0,
-    show_default=True,
-    help="GiB of memory the agent's process may use (isolated only).",
-)
+@_memory_limit("GiB of memory the agent's process may use (isolated only).")
 @click.option("--agent-output", is_flag=True, help="Show what the agent prints (stderr).")
 @click.option(
     "--json",
@@ -1147,13 +1152,7 @@ def _result_paths(
     "JAX policy's compiled play (compiled code still running then ends the evaluation, exit "
     "code 4, nothing written). Not with --in-process.",
 )
-@click.option(
-    "--memory-limit",
-    type=click.FloatRange(min=0.1),
-    default=8.0,
-    show_default=True,
-    help="GiB of memory the agent's process may use.",
-)
+@_memory_limit("GiB of memory the agent's process may use.")
 @click.option(
     "--reps",
     type=click.IntRange(min=100),
