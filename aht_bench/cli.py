@@ -1244,8 +1244,9 @@ def evaluate(
         "memory_limit": int(memory_limit * 1024**3),
     }
     with _evaluation_errors(_Progress(False, ""), debug):  # the cheap checks, before any work
-        _check_sets_and_records(tasks, versions, targets, out, force, episodes)
+        _check_sets_and_records(tasks, versions, targets, out, force)
         _probe_agents(paths, tasks[0], isolation, limits)
+        _check_memory(tasks, versions, episodes)  # builds the task's env: after the agent
     for one_task in tasks:
         bar = _Progress(not no_progress, "playing")
         folder: Path | None = None
@@ -1314,11 +1315,20 @@ def _check_sets_and_records(
     targets: list[Path],
     out: Path | None,
     force: bool,
-    episodes: int,
 ) -> None:
     """`evaluate`'s checks that need neither the agent nor the task built: each task's set is
-    there, verified and for the task (`find_set`), its --episodes fit in memory, and every
-    record can be written and would replace none."""
+    there, verified and for the task (`find_set`), and every record can be written and would
+    replace none."""
+    from aht_bench.evaluation.sets import find_set
+
+    for one_task in tasks:
+        find_set(one_task.id, versions[one_task])
+    _refuse_overwrite(targets, out, force)
+    _refuse_unwritable(targets, out)
+
+
+def _check_memory(tasks: list[Task], versions: dict[Task, str], episodes: int) -> None:
+    """Every task's --episodes fit in memory (`_refuse_beyond_memory`)."""
     from aht_bench.evaluation.sets import default_seatings, find_set
 
     for one_task in tasks:
@@ -1326,8 +1336,6 @@ def _check_sets_and_records(
         env = one_task.env
         seatings = manifest.get("seatings") or default_seatings(one_task.id, env.num_agents)
         _refuse_beyond_memory(one_task, len(manifest.get("members") or ()), len(seatings), episodes)
-    _refuse_overwrite(targets, out, force)
-    _refuse_unwritable(targets, out)
 
 
 def _refuse_beyond_memory(task: Task, members: int, seatings: int, episodes: int) -> None:

@@ -114,13 +114,14 @@ def test_submit_of_a_consistent_forgery_fails_its_rerun_and_writes_nothing(tmp_p
     root = tmp_path / "board"
     assert submit_cli(root, RECORD, "random (example)").exit_code == EXIT_OK
     before = (root / "entries" / f"{SLUG}.json").read_bytes()
-    result = submit_cli(root, path, "random (example)", "--replace", "--episodes", "2", rerun=True)
+    # 8 episodes of re-run against the record's 2: the t-test on 2 and 2 (df 2) is too weak
+    result = submit_cli(root, path, "random (example)", "--replace", "--episodes", "8", rerun=True)
     assert result.exit_code == EXIT_FAILED, result.output
     assert "the re-run did not reproduce the record; nothing was written" in result.stderr
     assert "random_agent.py: record 1.000, re-run " in result.stderr
     assert ": OUTSIDE)" in result.stderr
     assert (root / "entries" / f"{SLUG}.json").read_bytes() == before
     assert SLUG not in ledger.read(root)
-    result = submit_cli(root, path, "forged", "--episodes", "2", rerun=True)
+    result = submit_cli(root, path, "forged", "--episodes", "8", rerun=True)
     assert result.exit_code == EXIT_FAILED
     assert not (root / "entries" / "forged--lbf-v1--v1.json").exists()
