@@ -508,7 +508,10 @@ def _memory_limit(help_text: str) -> Callable[[Any], Any]:
     default=None,
     help="Seconds the agent may run in all (isolated only; default: no limit).",
 )
-@_memory_limit("GiB of memory the agent's process may use (isolated only).")
+@_memory_limit(
+    "GiB of memory the agent's sandbox may use in all: its processes, /tmp and /dev/shm "
+    "(isolated only)."
+)
 @click.option("--agent-output", is_flag=True, help="Show what the agent prints (stderr).")
 @click.option(
     "--json",
@@ -1152,7 +1155,9 @@ def _result_paths(
     "JAX policy's compiled play (compiled code still running then ends the evaluation, exit "
     "code 4, nothing written). Not with --in-process.",
 )
-@_memory_limit("GiB of memory the agent's process may use.")
+@_memory_limit(
+    "GiB of memory the agent's sandbox may use in all: its processes, /tmp and /dev/shm."
+)
 @click.option(
     "--reps",
     type=click.IntRange(min=100),

@@ -25,7 +25,8 @@ An error is {"kind": "load" | "runtime", "message": ..., "details": traceback or
 worker exits by itself when its parent dies (a watchdog thread polls the parent pid). `X`
 exports the agent's JAX policy (`aht_bench.policies.exported`) so the evaluator can run it
 jitted without running the agent's Python. The L request's "memory_limit" (bytes or null)
-bounds the worker's memory before the agent is imported (`sandbox.apply_limits`).
+bounds the worker's memory before the agent is imported (`sandbox.apply_limits`), and its
+"nproc_limit" (or null) the user's processes where no cgroup bounds the sandbox's tasks.
 
 May import the standard library, numpy, safetensors and aht_bench.policies (agent_file,
 exported, sandbox).
@@ -133,7 +134,7 @@ def main() -> int:
     from aht_bench.policies.sandbox import apply_limits
 
     # no core files next to the user's work; memory bounded before the agent's code runs
-    apply_limits(req.get("memory_limit"))
+    apply_limits(req.get("memory_limit"), processes=req.get("nproc_limit"))
     try:
         spec = TaskSpec.from_json(req["spec"])
         if req.get("probe"):  # import and check only (`probe_agent_file`), then end

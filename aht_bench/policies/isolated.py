@@ -31,13 +31,14 @@ files it needs with the heldout sets and the leaderboard masked, a private /tmp,
 memory (`memory_limit`). What the agent prints is kept to the last 64 KiB and echoed (with
 `echo_output`) up to `max_output` bytes. With `sandbox=False` the worker is only a separate
 process: protection from crashes and hangs, not from malicious code (it runs with the caller's
-user, files and network).
+user, files and network). Memory, tasks and CPU are bounded for the sandbox as a whole by a
+cgroup of its own (`cgroups`) where the kernel allows it; `limits` says what held.
 
 `export_jax()` carries a JAX agent's policy out as compiled code (`exported`), so a JAX agent
 runs jitted in the evaluator while its Python runs only in the sandbox.
 
-May import the standard library, numpy, aht_bench.policies (agent_file, exported, sandbox) and
-(for types only) aht_bench.envs.
+May import the standard library, numpy, aht_bench.policies (agent_file, cgroups, exported,
+sandbox) and (for types only) aht_bench.envs.
 """
 
 from __future__ import annotations
@@ -68,6 +69,13 @@ from aht_bench.policies.agent_file import (
     TaskSpec,
     check_agent_path,
     task_spec,
+)
+from aht_bench.policies.cgroups import (
+    DEFAULT_CPUS,
+    DEFAULT_MAX_TASKS,
+    ENTER_FAILED,
+    AgentCgroup,
+    unavailable_reason,
 )
 from aht_bench.policies.sandbox import DEFAULT_MEMORY_LIMIT, Sandbox
 
@@ -195,6 +203,8 @@ class IsolatedAgent:
         max_output: int | OutputBudget = DEFAULT_MAX_OUTPUT,
         sandbox: bool = True,
         memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+        max_tasks: int | None = DEFAULT_MAX_TASKS,
+        cpus: float | None = DEFAULT_CPUS,
         hidden: Iterable[str | os.PathLike[str]] = (),
         probe: bool = False,
     ) -> None:
@@ -204,13 +214,21 @@ class IsolatedAgent:
         `task`: a `Task`, or an id or alias. `spec` is the task's `TaskSpec` (built from
         `task` when None). With `echo_output`, whatever the agent prints is copied to this
         process's stderr (at most `max_output` bytes, or what is left of a budget shared with
-        other workers). `memory_limit`: bytes of private memory (None: no limit). `hidden`:
-        folders masked in the sandbox besides the heldout sets and the leaderboard. `probe`:
-        only import and check the file (`agent_file.probe_agent_file`), then end: use
-        `probe_isolated` for that. `total_since`: the `time.monotonic()` the total limit
-        counts from (default: now).
+        other workers). In the sandbox, `memory_limit` (bytes), `max_tasks` (processes and
+        threads) and `cpus` (cores' worth of CPU time per second) bound the whole sandbox through
+        a cgroup of its own where one can be made (`cgroups`; `limits` says which held); else
+        `memory_limit` bounds each process's private memory and `max_tasks` the user's
+        processes. Without the sandbox only `memory_limit` holds, per process. None: no
+        limit. `hidden`: folders masked in the sandbox besides the heldout sets and the
+        leaderboard. `probe`: only import and check the file (`agent_file.probe_agent_file`),
+        then end: use `probe_isolated` for that. `total_since`: the `time.monotonic()` the
+        total limit counts from (default: now).
         """
         self._proc: subprocess.Popen[bytes] | None = None  # first: __del__ may run on errors
+        self._cgroup: AgentCgroup | None = None
+        self._memory_exceeded = False
+        self.limits = "per process (no sandbox)"
+        """What bounds the agent's memory, tasks and CPU: its cgroup, or per process (why)."""
         _check_limits(
             load_timeout=load_timeout,
             step_timeout=step_timeout,
@@ -234,27 +252,37 @@ class IsolatedAgent:
         self._stderr = _Tail(echo_output, budget)
         self._drain: threading.Thread | None = None
 
-        # the path is only for `ps`: the worker reads what to load from the protocol
-        argv = [sys.executable, "-m", "aht_bench.policies._agent_worker", str(self.path)]
-        if sandbox:
-            box = Sandbox.default(self.path, hidden=[Path(h) for h in hidden])
-            argv, env = box.wrap(argv, {"PYTHONUNBUFFERED": "1"}), None
-        else:
-            env = dict(os.environ)
-            env["PYTHONPATH"] = os.pathsep.join(
-                p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p
-            )
-            env.setdefault("PYTHONUNBUFFERED", "1")  # prints reach the stderr tail before a crash
+        self.memory_limit = memory_limit
+        argv, env, nproc_limit = self._command(sandbox, hidden, max_tasks, cpus)
         self._started = time.monotonic() if total_since is None else float(total_since)
-        self._proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            close_fds=True,
-            env=env,
-        )
+        self._spawn(argv, env)
+        try:
+            request = {"path": str(self.path), "seat": seat, "seed": seed, "probe": probe,
+                       "memory_limit": memory_limit, "nproc_limit": nproc_limit,
+                       "spec": self.spec.to_json()}  # fmt: skip
+            self._send(b"L" + json.dumps(request).encode(), "boot")
+            self._expect(b"B", "boot")
+            self.info = json.loads(self._expect(b"K", "load"))
+        except BaseException:
+            self.close()
+            raise
+
+    def _spawn(self, argv: list[str], env: dict[str, str] | None) -> None:
+        """Start the worker process and the thread draining its stderr."""
+        try:
+            self._proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                close_fds=True,
+                env=env,
+            )
+        except BaseException:
+            if self._cgroup is not None:
+                self._cgroup.close()
+            raise
         self.pid = self._proc.pid
         _LIVE.add(self)
         try:
@@ -267,14 +295,36 @@ class IsolatedAgent:
                 target=self._stderr.drain, args=(self._proc.stderr.fileno(),), daemon=True
             )
             self._drain.start()
-            request = {"path": str(self.path), "seat": seat, "seed": seed, "probe": probe,
-                       "memory_limit": memory_limit, "spec": self.spec.to_json()}  # fmt: skip
-            self._send(b"L" + json.dumps(request).encode(), "boot")
-            self._expect(b"B", "boot")
-            self.info = json.loads(self._expect(b"K", "load"))
         except BaseException:
             self.close()
             raise
+
+    def _command(
+        self,
+        sandbox: bool,
+        hidden: Iterable[str | os.PathLike[str]],
+        max_tasks: int | None,
+        cpus: float | None,
+    ) -> tuple[list[str], dict[str, str] | None, int | None]:
+        """The worker's argv and environment (None: the sandbox's own), and the process limit
+        the worker sets itself where no cgroup holds; makes the agent's cgroup."""
+        # the path is only for `ps`: the worker reads what to load from the protocol
+        argv = [sys.executable, "-m", "aht_bench.policies._agent_worker", str(self.path)]
+        if not sandbox:
+            env = dict(os.environ)
+            env["PYTHONPATH"] = os.pathsep.join(
+                p for p in (_PACKAGE_ROOT, env.get("PYTHONPATH")) if p
+            )
+            env.setdefault("PYTHONUNBUFFERED", "1")  # prints reach the stderr tail before a crash
+            return argv, env, None
+        box = Sandbox.default(self.path, hidden=[Path(h) for h in hidden])
+        argv = box.wrap(argv, {"PYTHONUNBUFFERED": "1"})
+        self._cgroup = AgentCgroup.create(self.memory_limit, max_tasks, cpus)
+        if self._cgroup is not None:
+            self.limits = self._cgroup.describe()
+            return self._cgroup.enter(argv), None, None
+        self.limits = f"per process ({unavailable_reason()})"
+        return argv, None, None if max_tasks is None else _user_processes() + max_tasks
 
     # ---- public API -------------------------------------------------------------------------
 
@@ -372,6 +422,10 @@ class IsolatedAgent:
             except OSError:
                 pass
         self.returncode = self._exit_status(proc.returncode)
+        if self._cgroup is not None:  # kills anything left (nothing: bwrap's init is gone)
+            self._memory_exceeded = self._cgroup.memory_exceeded()
+            self._cgroup.close()
+            self._cgroup = None
 
     def _exit_status(self, rc: int | None) -> int | None:
         """The worker's exit status as Popen gives it (-N: killed by signal N). In the sandbox
@@ -524,18 +578,42 @@ class IsolatedAgent:
             except subprocess.TimeoutExpired:
                 rc = None
         rc = self._exit_status(rc)
+        in_cgroup = self._cgroup is not None
         self._closed_why = "its process died"
         self.close()
         tail = self.stderr_tail()
         during = {"boot": "while starting", "load": "while loading the agent"}.get(
             phase, "during act(obs)/reset()"
         )
-        msg = (
-            f"the worker process running agent file {self.path.name} {_describe_exit(rc)} "
-            f"{during}" + (f"; its last output:\n{tail}" if tail else "")
+        fix = ""
+        if self._memory_exceeded:
+            why = (
+                f"was killed for going over its sandbox's memory limit of "
+                f"{(self.memory_limit or 0) / 1024**3:g} GiB (all its processes, /tmp and "
+                "/dev/shm together)"
+            )
+            fix = "; use less memory or raise --memory-limit"
+        elif in_cgroup and rc == ENTER_FAILED and phase == "boot":
+            why = "could not join the sandbox's cgroup (exit code 125)"
+        else:
+            why = _describe_exit(rc)
+        msg = f"the worker process running agent file {self.path.name} {why} {during}{fix}" + (
+            f"; its last output:\n{tail}" if tail else ""
         )
         cls = AgentLoadError if phase in ("boot", "load") else AgentRuntimeError
         raise cls(msg)
+
+
+def _user_processes() -> int:
+    """How many processes this process's user has now (RLIMIT_NPROC counts them all)."""
+    uid, n = os.getuid(), 0
+    for d in Path("/proc").iterdir():
+        try:
+            if d.name.isdigit() and d.stat().st_uid == uid:
+                n += 1
+        except OSError:
+            continue
+    return n
 
 
 __all__ = ["AgentFileError", "IsolatedAgent", "OutputBudget", "probe_isolated"]

@@ -16,12 +16,16 @@ namespaces; it needs no daemon, no image and no root. What the agent gets:
   installation and the environment (venv) running aht-bench; the `aht_bench` package; the
   agent file's folder (for weights next to it). The heldout sets and the leaderboard are masked
   by empty folders wherever they would be visible, and nothing else of the user's files is.
-- a private, size-bounded /tmp (its only writable place, gone when it ends), a clean
+- a private, size-bounded /tmp and /dev/shm (its only writable places, gone when it ends;
+  bwrap's own /dev/shm would be a tmpfs of half the host's memory), a clean
   environment (no tokens or paths of the caller leak in), and `--new-session` (no terminal to
   inject keystrokes into).
 
-Memory (RLIMIT_DATA), file size and core dumps are bounded inside the worker
-(`apply_limits`); time limits and the output cap are the caller's (`isolated`).
+Memory, tasks and CPU are bounded for the whole sandbox by a cgroup of its own where the kernel
+lets us make one (`cgroups`, joined before bwrap starts: tmpfs pages and child processes count);
+inside the worker, `apply_limits` also bounds each process's private memory (RLIMIT_DATA), the
+size of a file, core dumps and, without a cgroup, the user's processes (RLIMIT_NPROC). Time
+limits and the output cap are the caller's (`isolated`).
 
 May import the standard library only.
 """
@@ -39,6 +43,7 @@ from pathlib import Path
 
 DEFAULT_MEMORY_LIMIT = 8 * 1024**3  # bytes of private memory (RLIMIT_DATA) the agent may use
 DEFAULT_SCRATCH_SIZE = 256 * 1024**2  # bytes of the agent's private /tmp
+DEFAULT_SHM_SIZE = 64 * 1024**2  # bytes of the agent's private /dev/shm
 _PACKAGE_DIR = Path(__file__).resolve().parents[1]  # .../aht_bench
 _CHECKOUT = _PACKAGE_DIR.parent
 _SYSTEM_DIRS = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc")
@@ -111,6 +116,7 @@ class Sandbox:
     pythonpath: str
     """PYTHONPATH inside (the folder holding the `aht_bench` package)."""
     scratch_size: int = DEFAULT_SCRATCH_SIZE
+    shm_size: int = DEFAULT_SHM_SIZE
 
     @classmethod
     def default(cls, agent_path: Path, hidden: Iterable[Path] = ()) -> Sandbox:
@@ -141,6 +147,10 @@ class Sandbox:
             str(self.scratch_size),
             "--tmpfs",
             "/tmp",
+            "--size",
+            str(self.shm_size),
+            "--tmpfs",
+            "/dev/shm",
         ]
         for d in _SYSTEM_DIRS:
             args += ["--ro-bind-try", d, d]
@@ -160,15 +170,22 @@ class Sandbox:
         return [*args, "--chdir", "/tmp", "--", *argv]
 
 
-def apply_limits(memory_bytes: int | None, file_bytes: int | None = DEFAULT_SCRATCH_SIZE) -> None:
+def apply_limits(
+    memory_bytes: int | None,
+    file_bytes: int | None = DEFAULT_SCRATCH_SIZE,
+    processes: int | None = None,
+) -> None:
     """Bound this process's private memory (RLIMIT_DATA: a MemoryError past it), the size of
-    any file it writes (RLIMIT_FSIZE) and its core dumps (none). Called by the worker before it
-    imports the agent."""
+    any file it writes (RLIMIT_FSIZE), its core dumps (none) and, with `processes`, the number
+    of processes its user may have (RLIMIT_NPROC; the fallback where no cgroup bounds the
+    sandbox's tasks). Called by the worker before it imports the agent."""
     import resource
 
     limits = [(resource.RLIMIT_CORE, 0)]
     if memory_bytes is not None:
         limits.append((resource.RLIMIT_DATA, int(memory_bytes)))
+    if processes is not None:
+        limits.append((resource.RLIMIT_NPROC, int(processes)))
     if file_bytes is not None:
         limits.append((resource.RLIMIT_FSIZE, int(file_bytes)))
     for which, value in limits:
@@ -183,6 +200,7 @@ def apply_limits(memory_bytes: int | None, file_bytes: int | None = DEFAULT_SCRA
 
 __all__ = [
     "DEFAULT_MEMORY_LIMIT",
+    "DEFAULT_SHM_SIZE",
     "Sandbox",
     "SandboxUnavailableError",
     "apply_limits",
