@@ -44,6 +44,30 @@ FAILURES = {
     "os_exit_act.py": (EXIT_AGENT_RUNTIME, ["exited with code 7", "about to os._exit"]),
     "abort_act.py": (EXIT_AGENT_RUNTIME, ["was killed by SIGABRT"]),
 }
+# Issue 52, attack 3: a `jax_policy` whose `lax.while_loop` ends for the load check's key
+# (PRNGKey(0)) and on no other, so its compiled play never returns.
+ARMED = """
+import jax
+import jax.numpy as jnp
+
+
+class Armed:
+    \"\"\"Passes the load check (one act on PRNGKey(0)); on any other key its loop never ends.\"\"\"
+
+    def init_carry(self, batch_shape):
+        return ()
+
+    def act(self, params, carry, obs, key):
+        data = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
+        armed = jnp.any(data != 0)
+        n = jax.lax.while_loop(lambda n: armed | (n < 0), lambda n: n + 1, jnp.int32(0))
+        return (n % 2).astype(jnp.int32), carry, {}
+
+
+def jax_policy(task_id):
+    return Armed(), None
+"""
+
 # What would take the test process down (or hang it) when run in-process.
 UNSAFE_IN_PROCESS = {"hang_import.py", "hang_act.py", "os_exit_act.py", "abort_act.py"}
 

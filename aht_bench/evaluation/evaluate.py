@@ -392,10 +392,11 @@ def evaluate_agent_file(
     _check_isolation(isolation, isolate)
     p = check_agent_path(path)
     sha = file_sha256(p)
+    bundle = bundle_block(p)
     returns, agent_info = _play_agent_file(
         p, eval_set, num_episodes, seed, isolate, isolation, limits, progress, on_loaded, replays
     )
-    agent = {"file": p.name, "sha256": sha} | agent_info
+    agent = {"file": p.name, "sha256": sha, "bundle": bundle} | agent_info
     return build_record(
         agent=agent,
         eval_set=eval_set,
@@ -412,6 +413,19 @@ def _check_isolation(isolation: str, isolate: bool) -> None:
         raise ValueError(f"isolation must be one of {', '.join(ISOLATIONS)}, got {isolation!r}")
     if isolate and isolation == "in-process":
         raise ValueError("isolate=True (step by step in a worker) needs a worker: not in-process")
+
+
+def bundle_block(path: Path) -> dict[str, Any]:
+    """What a record keeps of the agent file's bundle, the files its sandbox shows it
+    (`policies.bundle`): {"sha256", "files"}. Raises `AgentLoadError` naming the fix when the
+    bundle cannot be made."""
+    from aht_bench.policies.bundle import BundleError
+    from aht_bench.policies.sandbox import shown_bundle
+
+    try:
+        return shown_bundle(path).summary()
+    except BundleError as e:
+        raise AgentLoadError(str(e)) from None
 
 
 def check_seed_files(paths: list[Path]) -> None:
@@ -476,6 +490,7 @@ def evaluate_agent_files(
     start = time.perf_counter()
     _check_isolation(isolation, isolate)
     check_seed_files(files)
+    bundles = [bundle_block(p) for p in files]
     runners: list[str] = []
     isolations: list[str] = []
     entries: list[dict[str, Any]] = []
@@ -507,7 +522,9 @@ def evaluate_agent_files(
         )
         runners.append(info["runner"])
         isolations.append(info["isolation"])
-        entries.append({"file": p.name, "sha256": file_sha256(p), "kind": info["kind"]})
+        entries.append(
+            {"file": p.name, "sha256": file_sha256(p), "bundle": bundles[i], "kind": info["kind"]}
+        )
         returns.append(played)
     return build_seeds_record(
         files=entries,

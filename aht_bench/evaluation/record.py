@@ -8,20 +8,22 @@ leaderboard) read.
       "meta": {...}                  # when, how long, the command: not hashed
     }
 
-The payload holds the package and library versions, the task id, the agent file's name, sha256
-and how it ran, the teammate set's id and manifest sha256, the protocol (episodes, seed,
-seatings, bootstrap settings), every member's bounds, per-episode returns and normalised score
-with its CI, and the aggregates. It holds nothing that changes between two runs of the same
-evaluation (no time stamps, no paths), so evaluating an agent twice gives the same
-`payload_sha256`. The canonical JSON is `json.dumps(payload, sort_keys=True,
-separators=(",", ":"), allow_nan=False)` in UTF-8.
+The payload holds the package and library versions, the task id, the agent file's name,
+sha256, bundle (`agent.bundle`: {"sha256", "files"} of every file its sandbox shows it,
+`policies.bundle`; records before bundles have none) and how it ran, the teammate set's id and
+manifest sha256, the protocol (episodes, seed, seatings, bootstrap settings), every member's
+bounds, per-episode returns and normalised score with its CI, and the aggregates. It holds
+nothing that changes between two runs of the same evaluation (no time stamps, no paths), so
+evaluating an agent twice gives the same `payload_sha256` (while its bundle is unchanged:
+write results outside the agent's folder, or declare its `BUNDLE`). The canonical JSON is
+`json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)` in UTF-8.
 
 Two forms share format version 1. A record of one agent file has runs = episodes (no
 `protocol.runs`; `agent.file`, `agent.sha256`, `members[].returns`; `meta.agent_path`). A
 record of several agent files, the independently trained seeds of one agent, has runs =
 training seeds, as in the paper, and says so with `protocol.runs == "seeds"`:
 
-    agent      {"files": [{"file", "sha256", "kind"}, ...] in seed order, "runner"}
+    agent      {"files": [{"file", "sha256", "bundle", "kind"}, ...] in seed order, "runner"}
     members[]  "returns_per_seed": [{"<seats>": [per episode]}, ...] (one per seed),
                "normalized_per_seed": [each seed's mean normalised score], and "normalized"
                {value, ci} with the CI over seeds (the other member fields as in one-file records)

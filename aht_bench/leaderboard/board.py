@@ -244,7 +244,7 @@ def verify(
     board = root or leaderboard_root()
     in_board = path.parent == entries_folder(root)
     line = ledger.read(board).get(path.stem) if in_board else None
-    stored = _current_rerun(board, path.stem, entry, line) if report.ok else None
+    stored = _current_rerun(board, path.stem, entry, line, repo) if report.ok else None
     if again and out.rerun_skipped is None and stored is None:
         out.rerun_skipped = (
             "not re-run: no current line of the verifier's in verified.json (the entry is "
@@ -286,11 +286,15 @@ def verify(
 
 
 def _current_rerun(
-    board: Path, slug: str, entry: dict[str, Any], line: dict[str, Any] | None
+    board: Path,
+    slug: str,
+    entry: dict[str, Any],
+    line: dict[str, Any] | None,
+    repo: Path | None = None,
 ) -> dict[str, Any] | None:
     """The stored re-run of `slug` when its ledger line is current for `entry` and of this
     rule, its scores the stored record's (else None)."""
-    if line is None or ledger.status(slug, entry, {slug: line}, board) in (
+    if line is None or ledger.status(slug, entry, {slug: line}, board, repo) in (
         ledger.NOT_RERUN, ledger.CHANGED, ledger.OLD_RULE,
     ):  # fmt: skip
         return None

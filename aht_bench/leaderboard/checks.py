@@ -19,13 +19,17 @@ In order, each a `Problem` whose `kind` names it and whose message names the fix
    seed's score in a multi-seed record), then the aggregates with their bootstrap CIs (same
    resamples and seed; over seeds in a multi-seed record), to 1e-9 relative.
 4. `agent_hash`: each of the entry's agent files that is in the repository has the record's
-   sha256 (one file, or every seed's).
+   sha256 (one file, or every seed's); `agent_bundle`: where the record names the agent's
+   bundle (`agent.bundle`, every file its sandbox shows it: `policies.bundle`), the bundle in
+   the repository has its sha256, so a weight or helper file beside the agent cannot change
+   under an entry. Records from before bundles pin the agent file only (a note says so); the
+   verifier's re-run pins the bundle it ran in its ledger line (`ledger`).
 5. `payload_hash`: `payload_sha256` is the hash of the payload (anything else edited).
 
 The checks after the schema all run, so one report lists every problem.
 
-May import numpy, rliable, the standard library, aht_bench.evaluation (record, scores, sets)
-and aht_bench.leaderboard.entries.
+May import numpy, rliable, the standard library, aht_bench.evaluation (record, scores, sets),
+aht_bench.policies (bundle, sandbox) and aht_bench.leaderboard.entries.
 """
 
 from __future__ import annotations
@@ -773,3 +777,36 @@ def _check_agent_file(
         )
         return
     report.passed.append(f"{who} {rel}: sha256 matches")
+    _check_bundle(rel, file, field, path, report)
+
+
+def _check_bundle(rel: str, file: dict[str, Any], field: str, path: Path, report: Report) -> None:
+    """The bundle check of one agent file whose own hash matched."""
+    from aht_bench.policies.bundle import BundleError
+    from aht_bench.policies.sandbox import shown_bundle
+
+    recorded = file.get("bundle")
+    if not isinstance(recorded, dict) or _sha256(recorded.get("sha256")) is not None:
+        report.notes.append(
+            f"the record of {rel} pins the agent file only (made before bundles): the files "
+            "beside it are pinned by the verifier's re-run (verified.json)"
+        )
+        return
+    try:
+        bundle = shown_bundle(path)
+    except BundleError as e:
+        report.problems.append(Problem("agent_bundle", str(e)))
+        return
+    if bundle.sha256() != recorded["sha256"]:
+        report.problems.append(
+            Problem(
+                "agent_bundle",
+                f"agent bundle mismatch: {field}.bundle.sha256 {recorded['sha256'][:16]}... is "
+                f"not the sha256 of the {len(bundle.files)} files the sandbox shows {rel} "
+                f"({bundle.how}; {bundle.sha256()[:16]}...): a file beside the agent was "
+                f"added, removed or changed since the record was made; evaluate {rel} with "
+                "its files as they are now and submit that record (with --replace)",
+            )
+        )
+        return
+    report.passed.append(f"bundle of {rel} ({len(bundle.files)} files): sha256 matches")

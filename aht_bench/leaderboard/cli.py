@@ -338,8 +338,9 @@ def render(check: bool) -> None:
     "since",
     default=None,
     metavar="REV",
-    help="Verify (with a re-run) every entry added or changed since git revision REV, and every "
-    "entry whose verified.json line was added or changed since: what a merge must re-run.",
+    help="Verify (with a re-run) every entry added or changed since git revision REV, every "
+    "entry whose verified.json line was added or changed since, and every entry whose agent "
+    "bundle changed since its re-run: what a merge must re-run.",
 )
 @click.option("--no-rerun", is_flag=True, help="Checks only: schema, scores and hashes.")
 @_RERUN_EPISODES
@@ -544,7 +545,23 @@ def _changed_since(rev: str) -> list[str]:
     now = ledger.read(root)
     changed = {Path(n).stem for n in names + untracked if n.endswith(".json")}
     changed |= {slug for slug, line in now.items() if before.get(slug) != line}
+    changed |= _bundles_changed(root, now)
     return sorted(changed)
+
+
+def _bundles_changed(root: Path, lines: dict[str, dict]) -> set[str]:
+    """Slugs whose agent bundle (a weight or helper file beside the agent) is not the one the
+    verifier's re-run ran, by their ledger lines: changed without the entry changing."""
+    from aht_bench.leaderboard import entries, ledger
+
+    out = set()
+    for path in entries.entry_paths(root):
+        line = lines.get(path.stem)
+        if line is None or "bundle_sha256" not in line:
+            continue
+        if line["bundle_sha256"] != ledger.bundles_now(entries.read_json(path)):
+            out.add(path.stem)
+    return out
 
 
 def _board_problems() -> list[str]:

@@ -7,18 +7,21 @@ re-runs' own records in `leaderboard/reruns/<slug>.json`.
     stored_rerun(root, slug, line)                       # the re-run's result record
 
 `aht-bench leaderboard verify` writes one line per entry it re-ran (`rerun.rerun_entry`): the
-entry's payload sha256 and agent files' sha256, the re-run's salt, seed and episodes, its
-scores (mean, IQM, worst case with CIs: the entry's ranked numbers), the verdict on the
-record's claim, the sha256 of the re-run's result record (written beside, in reruns/, so
-`verify --reproduce` can compare a re-run with it and the pages can draw its per-teammate
-scores), and the sha256 and date of the entry's replay file (`replays`), if it has one.
+entry's payload sha256 and agent files' sha256, the sha256 of each agent file's bundle the
+re-run ran (every file its sandbox showed it, as the re-run's record names it), the re-run's
+salt, seed and episodes, its scores (mean, IQM, worst case with CIs: the entry's ranked
+numbers), the verdict on the record's claim, the sha256 of the re-run's result record
+(written beside, in reruns/, so `verify --reproduce` can compare a re-run with it and the
+pages can draw its per-teammate scores), and the sha256 and date of the entry's replay file
+(`replays`), if it has one.
 
 Statuses (`status`): RERUN, ranked by the line's scores: a current line of this rule whose
 claim was reproduced, for a record and a re-run of at least `RANKED_EPISODES` episodes.
 Listed unranked: NOT_REPRODUCED (the re-run's number is shown, the claim flagged),
 FEW_EPISODES (a record or a re-run of fewer episodes than the protocol), OLD_RULE (a line of
 the retired rule: 8 episodes on the record's own seed, compared with the record; no number of
-the verifier's), CHANGED (the entry or its stored re-run differs from what the line names)
+the verifier's), CHANGED (the entry, its agent's bundle or its stored re-run differs from
+what the line names)
 and NOT_RERUN (no line: never re-run, or its agent file is not in the repository).
 `verify --no-rerun` reports a line whose entry file is gone (a deleted entry).
 
@@ -27,8 +30,8 @@ file in the repository, so a line is worth what the re-run that CI or a maintain
 is worth: CI plays the stored re-run of every changed line again (`verify --reproduce`,
 docs/leaderboard.md says what that guarantees).
 
-May import the standard library, aht_bench.files, aht_bench.evaluation.record and
-aht_bench.leaderboard.entries.
+May import the standard library, aht_bench.files, aht_bench.evaluation.record,
+aht_bench.policies (bundle, sandbox) and aht_bench.leaderboard.entries.
 """
 
 from __future__ import annotations
@@ -40,7 +43,12 @@ from pathlib import Path
 from typing import Any
 
 from aht_bench.evaluation.record import agent_files
-from aht_bench.leaderboard.entries import EntryError, leaderboard_root
+from aht_bench.leaderboard.entries import (
+    EntryError,
+    entry_agent_paths,
+    leaderboard_root,
+    repo_root,
+)
 
 FILE = "verified.json"
 RERUNS = "reruns"  # the folder of the re-runs' result records
@@ -92,6 +100,32 @@ def _agent_hashes(entry: dict[str, Any]) -> list[str]:
     return [str(f["sha256"]) for f in agent_files(entry["payload"])]
 
 
+def _bundle_hashes(record: dict[str, Any]) -> list[str | None]:
+    """The sha256 of each agent file's bundle, as the re-run's own record names it."""
+    out: list[str | None] = []
+    for f in agent_files(record["payload"]):
+        bundle = f.get("bundle")
+        out.append(str(bundle["sha256"]) if isinstance(bundle, dict) else None)
+    return out
+
+
+def bundles_now(entry: dict[str, Any], repo: Path | None = None) -> list[str | None]:
+    """The sha256 of each of the entry's agent files' bundle as it is in the repository now
+    (`sandbox.shown_bundle`; None for a file not there or whose bundle cannot be made)."""
+    from aht_bench.policies.bundle import BundleError
+    from aht_bench.policies.sandbox import shown_bundle
+
+    repo = repo or repo_root()
+    out: list[str | None] = []
+    for rel in entry_agent_paths(entry):
+        path = repo / rel if rel else None
+        try:
+            out.append(shown_bundle(path).sha256() if path and path.is_file() else None)
+        except BundleError:
+            out.append(None)
+    return out
+
+
 def rerun_path(root: Path | None, slug: str) -> Path:
     """Where the re-run's result record of `slug` is kept."""
     return (root or leaderboard_root()) / RERUNS / f"{slug}.json"
@@ -118,6 +152,7 @@ def record_rerun(
         "rule": RULE,
         "payload_sha256": entry["payload_sha256"],
         "agent_sha256": _agent_hashes(entry),
+        "bundle_sha256": _bundle_hashes(result.record),
         "salt": str(result.salt),
         "seed": int(result.seed),
         "episodes": int(result.episodes),
@@ -176,9 +211,11 @@ def status(
     entry: dict[str, Any],
     lines: dict[str, dict[str, Any]],
     root: Path | None = None,
+    repo: Path | None = None,
 ) -> str:
     """The standing of `entry` given its ledger line (see the module docstring); with `root`,
-    a line of this rule whose stored re-run is missing or altered is CHANGED."""
+    a line of this rule whose stored re-run is missing or altered, or whose agent bundle in
+    the repository `repo` (default the checkout's) is not the one the re-run ran, is CHANGED."""
     line = lines.get(slug)
     if line is None:
         return NOT_RERUN
@@ -186,6 +223,12 @@ def status(
     same = same and line.get("agent_sha256") == _agent_hashes(entry)
     if not same:
         return CHANGED
+    if (
+        root is not None
+        and "bundle_sha256" in line
+        and line["bundle_sha256"] != bundles_now(entry, repo)
+    ):
+        return CHANGED  # a file beside the agent changed since the re-run
     if line.get("rule") != RULE:
         return OLD_RULE
     if root is not None and stored_rerun(root, slug, line) is None:

@@ -37,8 +37,8 @@ cgroup of its own (`cgroups`) where the kernel allows it; `limits` says what hel
 `export_jax()` carries a JAX agent's policy out as compiled code (`exported`), so a JAX agent
 runs jitted in the evaluator while its Python runs only in the sandbox.
 
-May import the standard library, numpy, aht_bench.policies (agent_file, cgroups, exported,
-sandbox) and (for types only) aht_bench.envs.
+May import the standard library, numpy, aht_bench.policies (agent_file, bundle, cgroups,
+exported, sandbox) and (for types only) aht_bench.envs.
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ from aht_bench.policies.agent_file import (
     check_agent_path,
     task_spec,
 )
+from aht_bench.policies.bundle import BundleError
 from aht_bench.policies.cgroups import (
     DEFAULT_CPUS,
     DEFAULT_MAX_TASKS,
@@ -317,7 +318,10 @@ class IsolatedAgent:
             )
             env.setdefault("PYTHONUNBUFFERED", "1")  # prints reach the stderr tail before a crash
             return argv, env, None
-        box = Sandbox.default(self.path, hidden=[Path(h) for h in hidden])
+        try:
+            box = Sandbox.default(self.path, hidden=[Path(h) for h in hidden])
+        except BundleError as e:
+            raise AgentLoadError(str(e)) from None
         argv = box.wrap(argv, {"PYTHONUNBUFFERED": "1"})
         self._cgroup = AgentCgroup.create(self.memory_limit, max_tasks, cpus)
         if self._cgroup is not None:

@@ -14,8 +14,11 @@ namespaces; it needs no daemon, no image and no root. What the agent gets:
   dies, even by SIGKILL.
 - a read-only view of only what it needs: the system's /usr, /lib*, /bin, /etc; the Python
   installation and the environment (venv) running aht-bench; the `aht_bench` package; the
-  agent file's folder (for weights next to it). The heldout sets and the leaderboard are masked
-  by empty folders wherever they would be visible, and nothing else of the user's files is.
+  agent file's bundle (`bundle`: the file and the files it declares or that sit in its own
+  folder; never `.git`), each file bound at its own path in an otherwise empty, read-only
+  folder. The heldout sets (the checkout's, $AHT_BENCH_HELDOUT and the installed data
+  distributions') and the leaderboard are masked by empty folders wherever they would be
+  visible, and nothing else of the user's files is.
 - a private, size-bounded /tmp and /dev/shm (its only writable places, gone when it ends;
   bwrap's own /dev/shm would be a tmpfs of half the host's memory), a clean
   environment (no tokens or paths of the caller leak in), and `--new-session` (no terminal to
@@ -27,7 +30,7 @@ inside the worker, `apply_limits` also bounds each process's private memory (RLI
 size of a file, core dumps and, without a cgroup, the user's processes (RLIMIT_NPROC). Time
 limits and the output cap are the caller's (`isolated`).
 
-May import the standard library only.
+May import the standard library and aht_bench.policies.bundle.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ import subprocess
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+
+from aht_bench.policies.bundle import Bundle, agent_bundle
 
 DEFAULT_MEMORY_LIMIT = 8 * 1024**3  # bytes of private memory (RLIMIT_DATA) the agent may use
 DEFAULT_SCRATCH_SIZE = 256 * 1024**2  # bytes of the agent's private /tmp
@@ -84,13 +89,34 @@ def bwrap_path() -> str:
 
 
 def default_hidden() -> tuple[Path, ...]:
-    """Folders no agent may see: the checkout's heldout/ and leaderboard/, and the heldout
-    folder named by $AHT_BENCH_HELDOUT."""
-    hidden = [_CHECKOUT / "heldout", _CHECKOUT / "leaderboard"]
+    """Folders no agent may see: the checkout's heldout/ and leaderboard/, the heldout folder
+    named by $AHT_BENCH_HELDOUT and the installed heldout data (`aht_bench_heldout`, in the
+    environment the sandbox shows)."""
+    hidden = [_CHECKOUT / "heldout", _CHECKOUT / "leaderboard", *_installed_heldout()]
     override = os.environ.get("AHT_BENCH_HELDOUT")
     if override:
         hidden.append(Path(override))
-    return tuple(p.resolve() for p in hidden)
+    return tuple(dict.fromkeys(p.resolve() for p in hidden))
+
+
+def shown_bundle(agent_path: Path) -> Bundle:
+    """The bundle the sandbox shows the agent file `agent_path` (`bundle.agent_bundle`, the
+    `default_hidden()` folders left out): what a record's and an entry's bundle hash is of.
+    Raises `bundle.BundleError`."""
+    return agent_bundle(agent_path, default_hidden())
+
+
+def _installed_heldout() -> list[Path]:
+    """The folders of the installed data distributions (`evaluation.data.DATA_PACKAGE`)."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec("aht_bench_heldout")
+    except (ImportError, ValueError):
+        return []
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    return [Path(p) for p in spec.submodule_search_locations]
 
 
 def _python_dirs() -> list[Path]:
@@ -115,20 +141,39 @@ class Sandbox:
     """Folders masked by an empty one wherever they would be visible."""
     pythonpath: str
     """PYTHONPATH inside (the folder holding the `aht_bench` package)."""
+    bundle: Bundle | None = None
+    """The agent's files, shown at their folder in an otherwise empty one."""
     scratch_size: int = DEFAULT_SCRATCH_SIZE
     shm_size: int = DEFAULT_SHM_SIZE
 
     @classmethod
     def default(cls, agent_path: Path, hidden: Iterable[Path] = ()) -> Sandbox:
-        """The sandbox for the agent file `agent_path`: its folder, the Python environment and
-        the package read-only; `default_hidden()` and `hidden` masked."""
-        read_only = [*_python_dirs(), _PACKAGE_DIR, Path(agent_path).resolve().parent]
+        """The sandbox for the agent file `agent_path`: its bundle (`bundle.agent_bundle`;
+        raises its `BundleError`), the Python environment and the package read-only;
+        `default_hidden()` and `hidden` masked."""
+        masked = tuple(dict.fromkeys([*default_hidden(), *(Path(h).resolve() for h in hidden)]))
         return cls(
             bwrap=bwrap_path(),
-            read_only=tuple(dict.fromkeys(read_only)),
-            hidden=tuple(dict.fromkeys([*default_hidden(), *(Path(h).resolve() for h in hidden)])),
+            read_only=tuple(dict.fromkeys([*_python_dirs(), _PACKAGE_DIR])),
+            hidden=masked,
             pythonpath=str(_PACKAGE_DIR.parent),
+            bundle=agent_bundle(agent_path, masked),
         )
+
+    def _bundle_folder(self) -> Path | None:
+        """The folder to empty (a fresh tmpfs) before the bundle's files are bound into it:
+        the agent's, unless it is / or /tmp (fresh already)."""
+        if self.bundle is None:
+            return None
+        folder = self.bundle.folder
+        if folder == Path(folder.anchor) or folder == Path("/tmp"):
+            return None
+        if any(_is_within(Path(d), folder) or _is_within(folder, Path(d)) for d in _SYSTEM_DIRS):
+            raise SandboxUnavailableError(
+                f"agent file {folder / next(iter(self.bundle.files))} is in a system folder "
+                f"({folder}), which the sandbox cannot empty; move it to a folder of its own"
+            )
+        return folder
 
     def wrap(self, argv: Sequence[str], env: dict[str, str] | None = None) -> list[str]:
         """`argv` run inside the sandbox, with `env` (merged over the passed-through variables)
@@ -152,10 +197,18 @@ class Sandbox:
             "--tmpfs",
             "/dev/shm",
         ]
+        folder = self._bundle_folder()
+        if folder is not None:  # first: the binds below may lie inside it
+            args += ["--tmpfs", str(folder)]
         for d in _SYSTEM_DIRS:
             args += ["--ro-bind-try", d, d]
         for d in self.read_only:
             args += ["--ro-bind", str(d), str(d)]
+        if self.bundle is not None:
+            for rel, source in self.bundle.files.items():
+                args += ["--ro-bind", str(source), str(self.bundle.folder / rel)]
+        if folder is not None:
+            args += ["--remount-ro", str(folder)]
         # /tmp is a fresh tmpfs, so a host folder under it is visible only through a bind
         # above: masking one that is not would create it (empty) where there was nothing.
         visible = [*self.read_only, *(Path(d) for d in _SYSTEM_DIRS)]
@@ -205,4 +258,6 @@ __all__ = [
     "SandboxUnavailableError",
     "apply_limits",
     "bwrap_path",
+    "default_hidden",
+    "shown_bundle",
 ]

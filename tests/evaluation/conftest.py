@@ -15,9 +15,12 @@ def sabotage_set(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def sabotage_agents(tmp_path: Path) -> dict[str, Path]:
+    """Two agent files in a folder of their own (their bundle: the records written to
+    tmp_path stay out of it)."""
     out = {}
+    (tmp_path / "agents").mkdir(exist_ok=True)
     for name, text in (("jax_agent.py", JAX_AGENT), ("plain_agent.py", PLAIN_AGENT)):
-        path = tmp_path / name
+        path = tmp_path / "agents" / name
         path.write_text(text)
         out[name] = path
     return out

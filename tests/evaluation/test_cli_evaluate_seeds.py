@@ -15,6 +15,7 @@ from eval_helpers import JAX_AGENT, PLAIN_AGENT, load_json
 from aht_bench.cli import EXIT_OK, EXIT_USAGE, main
 from aht_bench.evaluation import evaluate_agent_file, evaluate_agent_files, scores, sets
 from aht_bench.evaluation.record import score_matrix_of
+from aht_bench.policies.sandbox import shown_bundle
 
 # Three plain "seeds" of a sabotage agent: the parity of the observation sum, modulo 2, 3 or 5
 # (0 and 1 are H and T, 2 ends the game).
@@ -36,8 +37,9 @@ def _evaluate(agents, set_folder, *extra: str):
 @pytest.fixture
 def seed_files(tmp_path):
     out = []
+    (tmp_path / "agents").mkdir()
     for name, text in SEEDS.items():
-        out.append(tmp_path / name)
+        out.append(tmp_path / "agents" / name)
         out[-1].write_text(text)
     return out
 
@@ -54,7 +56,12 @@ def test_several_files_are_scored_over_seeds(sabotage_set, seed_files, tmp_path)
     assert payload["protocol"]["runs"] == "seeds"
     assert payload["agent"] == {
         "files": [
-            {"file": p.name, "sha256": hashlib.sha256(p.read_bytes()).hexdigest(), "kind": "act"}
+            {
+                "file": p.name,
+                "sha256": hashlib.sha256(p.read_bytes()).hexdigest(),
+                "bundle": shown_bundle(p).summary(),  # the three files of their folder
+                "kind": "act",
+            }
             for p in seed_files
         ],
         "runner": "python-isolated",  # step by step, each file in its sandboxed worker
@@ -116,8 +123,10 @@ def test_seed_file_usage_errors_exit_2(sabotage_set, seed_files, tmp_path):
     copy.write_text(seed_files[0].read_text())
     jax_agent = tmp_path / "jax_agent.py"
     jax_agent.write_text(JAX_AGENT)
-    twice = tmp_path / "sub" / ".." / seed_files[1].name  # another spelling of the same file
-    (tmp_path / "sub").mkdir()
+    twice = (
+        tmp_path / "agents" / "sub" / ".." / seed_files[1].name
+    )  # the same file, spelt otherwise
+    (tmp_path / "agents" / "sub").mkdir()
     first, second = seed_files[:2]
     cases = [
         ([first, second, first], f"agent file {first} is given twice"),

@@ -14,6 +14,7 @@ runner: deterministic) on 2 episodes; conftest.py lowers the protocol's 64 to 2 
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -83,6 +84,21 @@ def test_the_ranked_number_is_the_reruns_not_the_records(board):
     assert cells[2] == f"{mean['value']:.3f} [{mean['ci'][0]:.3f}, {mean['ci'][1]:.3f}]"
     claimed = entry["payload"]["aggregates"]["mean"]["value"]
     assert cells[5].startswith(f"{claimed:.3f} [")  # the claim, beside
+
+
+def test_a_file_changed_beside_a_ranked_agent_unranks_its_entry(board, tmp_path):
+    """The ledger line names the bundle the re-run ran (every file the sandbox showed the
+    agent); a file added beside the agent afterwards makes the line stale (CHANGED)."""
+    entry = json.loads((board / "entries" / f"{SLUG}.json").read_text())
+    lines = ledger.read(board)
+    stored = ledger.stored_rerun(board, SLUG, lines[SLUG])
+    ran = stored["payload"]["agent"]["bundle"]["sha256"]
+    assert lines[SLUG]["bundle_sha256"] == [ran]
+    repo = tmp_path / "repo"
+    shutil.copytree(REPO / "agents" / "examples", repo / "agents" / "examples")
+    assert ledger.status(SLUG, entry, lines, board, repo) == ledger.RERUN
+    (repo / "agents" / "examples" / "policy_table.json").write_text("{}")
+    assert ledger.status(SLUG, entry, lines, board, repo) == ledger.CHANGED
 
 
 def test_forgery_1_one_raised_episode_of_a_deterministic_agent_is_refused(honest, board, tmp_path):

@@ -22,7 +22,7 @@ import pytest
 from click.testing import CliRunner
 from corpus_cases import write_one_member_lbf_set
 
-from aht_bench.cli import EXIT_AGENT_RUNTIME, EXIT_OK, main
+from aht_bench.cli import EXIT_AGENT_LOAD, EXIT_AGENT_RUNTIME, EXIT_OK, main
 from aht_bench.policies import sandbox
 
 REPO = Path(__file__).resolve().parents[2]
@@ -283,29 +283,125 @@ def test_an_agent_sees_no_heldout_set_no_leaderboard_and_cannot_write_or_connect
     assert (_tree_digest(heldout), _tree_digest(board)) == before
 
 
-def test_an_agent_inside_the_checkout_sees_its_heldout_and_leaderboard_masked(tmp_path):
-    """An agent file in the repository root: its folder (the checkout) is visible read-only,
-    the heldout sets and the leaderboard in it are empty. Through check-agent."""
-    snoop = REPO / f"snoop_agent_{os.getpid()}.py"
-    snoop.write_text(
-        textwrap.dedent(
-            """
-            import os, sys
-            here = os.path.dirname(os.path.abspath(__file__))
-            print("HELDOUT", os.listdir(os.path.join(here, "heldout")), file=sys.stderr)
-            print("BOARD", os.listdir(os.path.join(here, "leaderboard")), file=sys.stderr)
-            def act(obs):
-                return 0
-            """
-        )
-    )
+LOOK_AROUND = """
+import os, sys
+here = os.path.dirname(os.path.abspath(__file__))
+seen = {}
+for what, where in (("HERE", here), ("GIT", os.path.join(here, ".git")),
+                    ("HELDOUT", os.path.join(here, "heldout")), ("SECRET", SECRET)):
     try:
-        args = ["check-agent", str(snoop), "--task", "lbf-v1", "--agent-output", "--steps", "3"]
-        result = CliRunner().invoke(main, args, catch_exceptions=False)
-    finally:
-        snoop.unlink()
+        seen[what] = sorted(os.listdir(where)) if os.path.isdir(where) else open(where).read()
+    except OSError as e:
+        seen[what] = type(e).__name__
+print("SEEN", repr(seen), file=sys.stderr)
+def act(obs):
+    return 0
+"""
+
+
+def _look_around(agent: Path, secret: Path) -> dict:
+    """What the agent file `agent` (written with LOOK_AROUND) saw of its folder, through
+    check-agent."""
+    agent.write_text(f"SECRET = {str(secret)!r}\n" + LOOK_AROUND)
+    args = ["check-agent", str(agent), "--task", "lbf-v1", "--agent-output", "--steps", "3"]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
     assert result.exit_code == EXIT_OK, result.output
-    assert "HELDOUT []" in result.stderr and "BOARD []" in result.stderr
+    line = next(x for x in result.stderr.splitlines() if x.startswith("SEEN"))
+    return eval(line.split("SEEN ", 1)[1])  # noqa: S307 - our own repr
+
+
+def test_an_agent_at_the_checkout_root_sees_no_git_no_heldout_and_no_other_file():
+    """Issue 52, attack 5: an agent file at the checkout root read every heldout weight through
+    .git (`git show HEAD:heldout/...`). Its bundle is the file alone; the package and the
+    environment it runs on show beside it (read-only), nothing else of the checkout."""
+    agent = REPO / f"snoop_agent_{os.getpid()}.py"
+    try:
+        seen = _look_around(agent, REPO / "README.md")
+    finally:
+        agent.unlink()
+    assert set(seen["HERE"]) <= {agent.name, "aht_bench", ".venv"}, seen["HERE"]
+    assert agent.name in seen["HERE"]
+    assert seen["GIT"] == seen["HELDOUT"] == seen["SECRET"] == "FileNotFoundError"
+
+
+def test_an_agent_in_the_home_folder_sees_no_other_file_of_it(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    (home / ".git").mkdir(parents=True)
+    secret = home / "other_users_notes.txt"
+    secret.write_text("private")
+    monkeypatch.setenv("HOME", str(home))
+    seen = _look_around(home / "snoop.py", secret)
+    assert seen["HERE"] == ["snoop.py"]
+    assert seen["GIT"] == seen["SECRET"] == "FileNotFoundError"
+
+
+def test_an_agent_in_the_temp_folder_sees_no_other_file_of_it():
+    import tempfile
+
+    temp = Path(tempfile.gettempdir())
+    secret = temp / f"someone_elses_{os.getpid()}.txt"
+    agent = temp / f"snoop_agent_{os.getpid()}.py"
+    secret.write_text("private")
+    try:
+        seen = _look_around(agent, secret)
+    finally:
+        agent.unlink(missing_ok=True)
+        secret.unlink()
+    assert seen["HERE"] == [agent.name]
+    assert seen["SECRET"] == "FileNotFoundError"
+
+
+def test_an_agent_in_its_own_folder_sees_its_files_but_no_dot_files_and_no_results(tmp_path):
+    """results/ is where `evaluate` writes records by default: evaluating from the agent's
+    folder does not change its bundle."""
+    folder = tmp_path / "mine"
+    (folder / "helpers").mkdir(parents=True)
+    (folder / "helpers" / "table.txt").write_text("1 2 3")
+    (folder / "results" / "snoop").mkdir(parents=True)
+    (folder / "results" / "snoop" / "lbf-v1.json").write_text("{}")
+    (folder / ".cache").mkdir()
+    (folder / ".cache" / "key").write_text("x")
+    (folder / ".env").write_text("TOKEN=x")
+    seen = _look_around(folder / "snoop.py", folder / ".env")
+    assert seen["HERE"] == ["helpers", "snoop.py"]
+    assert seen["SECRET"] == "FileNotFoundError"
+
+
+def test_a_declared_bundle_is_exactly_what_the_agent_sees(tmp_path):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "weights.bin").write_bytes(b"w")
+    (folder / "unrelated.bin").write_bytes(b"u")
+    agent = folder / "snoop.py"
+    agent.write_text(f"BUNDLE = ['weights.bin']\nSECRET = {str(folder / 'unrelated.bin')!r}\n")
+    agent.write_text(agent.read_text() + LOOK_AROUND)
+    args = ["check-agent", str(agent), "--task", "lbf-v1", "--agent-output", "--steps", "3"]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == EXIT_OK, result.output
+    line = next(x for x in result.stderr.splitlines() if x.startswith("SEEN"))
+    seen = eval(line.split("SEEN ", 1)[1])  # noqa: S307 - our own repr
+    assert seen["HERE"] == ["snoop.py", "weights.bin"] and seen["SECRET"] == "FileNotFoundError"
+
+
+def test_a_bundle_that_cannot_be_made_stops_evaluate_naming_the_fix(tmp_path, lbf_set):
+    agent = _agent(tmp_path, "declares", "BUNDLE = ['missing.bin']\n" + ZERO)
+    out = tmp_path / "declares.json"
+    result = CliRunner().invoke(main, _evaluate_args(agent, lbf_set, out))
+    assert result.exit_code == EXIT_AGENT_LOAD, result.output
+    assert "BUNDLE entry 'missing.bin' does not exist" in result.output
+    assert not out.exists()
+
+
+def test_the_record_pins_the_bundle_the_sandbox_showed(tmp_path, lbf_set):
+    agent = _agent(tmp_path, "zero", ZERO)
+    (agent.parent / "weights.bin").write_bytes(b"w")
+    out = tmp_path / "zero.json"
+    result = CliRunner().invoke(main, _evaluate_args(agent, lbf_set, out))
+    assert result.exit_code == EXIT_OK, result.output
+    bundle = json.loads(out.read_text())["payload"]["agent"]["bundle"]
+    assert bundle == sandbox.shown_bundle(agent).summary() and bundle["files"] == 2
+    (agent.parent / "weights.bin").write_bytes(b"x")
+    assert sandbox.shown_bundle(agent).sha256() != bundle["sha256"]
 
 
 def test_check_agent_runs_the_agent_in_the_sandbox(tmp_path):

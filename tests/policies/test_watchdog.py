@@ -12,7 +12,7 @@ import textwrap
 import time
 
 import pytest
-from corpus_cases import write_one_member_lbf_set
+from corpus_cases import ARMED, write_one_member_lbf_set
 
 from aht_bench.cli import EXIT_AGENT_RUNTIME
 from aht_bench.evaluation.evaluate import DEADLINE_EXIT_CODE
@@ -21,28 +21,6 @@ from aht_bench.policies.watchdog import Watchdog
 pytestmark = pytest.mark.skipif(
     sys.platform != "linux", reason="the bubblewrap sandbox is Linux-only"
 )
-
-ARMED = """
-import jax
-import jax.numpy as jnp
-
-
-class Armed:
-    \"\"\"Passes the load check (one act on PRNGKey(0)); on any other key its loop never ends.\"\"\"
-
-    def init_carry(self, batch_shape):
-        return ()
-
-    def act(self, params, carry, obs, key):
-        data = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
-        armed = jnp.any(data != 0)
-        n = jax.lax.while_loop(lambda n: armed | (n < 0), lambda n: n + 1, jnp.int32(0))
-        return (n % 2).astype(jnp.int32), carry, {}
-
-
-def jax_policy(task_id):
-    return Armed(), None
-"""
 
 
 def test_the_watchdog_exits_with_the_code_evaluate_documents():

@@ -1,5 +1,7 @@
+import os
+import sys
+import time
 
-import os, sys, time
 n = 0
 try:
     while n < 5000:
@@ -11,6 +13,7 @@ except OSError as e:
     print(f"FORKS {n} stopped: {e}", file=sys.stderr, flush=True)
 else:
     print(f"FORKS {n} not stopped", file=sys.stderr, flush=True)
+
 
 def act(obs):
     return 0

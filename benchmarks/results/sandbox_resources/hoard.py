@@ -1,5 +1,6 @@
-
-import os, sys, time
+import os
+import sys
+import time
 
 CHUNK = 8 * 1024 * 1024
 held = {"shm": 0, "tmp": 0}
@@ -32,15 +33,22 @@ for _ in range(4):  # each child holds 400 MB of private memory, under the per-p
     kids.append((pid, r))
 allocated = [os.read(r, 1) == b"1" for pid, r in kids]
 time.sleep(1.0)
-alive = [ok and os.waitpid(pid, os.WNOHANG) == (0, 0) for (pid, r), ok in zip(kids, allocated)]
+alive = [
+    ok and os.waitpid(pid, os.WNOHANG) == (0, 0)
+    for (pid, r), ok in zip(kids, allocated, strict=True)
+]
 total = held["shm"] + held["tmp"] + 400 * 1024 * 1024 * sum(alive)
-print(f"HOARD shm={held['shm']} tmp={held['tmp']} kids_alive={sum(alive)} total={total}",
-      file=sys.stderr, flush=True)
+print(
+    f"HOARD shm={held['shm']} tmp={held['tmp']} kids_alive={sum(alive)} total={total}",
+    file=sys.stderr,
+    flush=True,
+)
 for pid, _ in kids:
     try:
         os.kill(pid, 9)
     except OSError:
         pass
+
 
 def act(obs):
     return 0
