@@ -21,6 +21,7 @@ from aht_bench.policies.io import read_card
 EXAMPLES = Path(__file__).resolve().parents[1] / "agents" / "examples"
 AGENT_FILES = [
     "random_agent.py",
+    "random_jax_agent.py",
     "scripted_agent.py",
     "jax_mlp_agent.py",
     "sb3_ppo/agent.py",
@@ -53,6 +54,18 @@ def test_examples_refuse_tasks_they_do_not_support():
     )
     assert result.exit_code == EXIT_AGENT_LOAD
     assert "supports only the tasks ('lbf-v1', 'lbf-4p-v1')" in result.stderr
+
+
+def test_the_jitted_random_example_plays_uniformly_on_the_fast_path():
+    import jax
+
+    agent = load_agent_file(EXAMPLES / "random_jax_agent.py", "overcooked-cramped_room-v2")
+    assert agent.jax is not None
+    policy, params = agent.jax
+    keys = jax.random.split(jax.random.PRNGKey(1), 600)
+    actions = [int(policy.act(params, (), None, k)[0]) for k in keys[:300]]
+    counts = np.bincount(actions, minlength=6)
+    assert counts.min() > 30 and counts.max() < 70, counts  # 50 expected each
 
 
 def test_jax_example_exposes_the_fast_path_and_says_it_is_untrained():

@@ -24,6 +24,7 @@ from aht_bench.envs.registry import (
     make,
     registered_ids,
     resolve,
+    superseded_by,
 )
 from aht_bench.envs.state_io import StateFileError, load_states, save_states
 from aht_bench.envs.wrappers import AutoReset, P0Starts, StoredStates
@@ -46,5 +47,6 @@ __all__ = [
     "registered_ids",
     "resolve",
     "save_states",
+    "superseded_by",
     "task",
 ]

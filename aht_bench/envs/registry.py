@@ -26,6 +26,7 @@ _REGISTRY: dict[str, Callable[[], Environment]] = {}
 _DESCRIPTIONS: dict[str, str] = {}
 _HORIZONS: dict[str, int | None] = {}
 _ALIASES: dict[str, str] = {}
+_SUPERSEDED: dict[str, str] = {}
 
 
 def register(
@@ -54,6 +55,21 @@ def alias(name: str, task_id: str) -> None:
     if task_id not in _REGISTRY:
         raise ValueError(f"cannot alias {name!r} to unregistered id {task_id!r}")
     _ALIASES[name] = task_id
+
+
+def supersede(task_id: str, by: str) -> None:
+    """Record that the registered `task_id` is a retired protocol, superseded by `by` (e.g.
+    the v1 Overcooked game by the v2 one, the game the paper's numbers were measured on). The
+    old id keeps its meaning; tables (the leaderboard) list its results as retired."""
+    for t in (task_id, by):
+        if t not in _REGISTRY:
+            raise ValueError(f"cannot supersede with unregistered id {t!r}")
+    _SUPERSEDED[task_id] = by
+
+
+def superseded_by(task_id: str) -> str | None:
+    """The id that supersedes `task_id` (an id or alias), or None for a current task."""
+    return _SUPERSEDED.get(resolve(task_id))
 
 
 def resolve(name: str) -> str:

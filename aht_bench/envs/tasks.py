@@ -8,7 +8,7 @@ May import aht_bench.envs only (each backend lazily, in its factory).
 
 from __future__ import annotations
 
-from aht_bench.envs.registry import alias, register
+from aht_bench.envs.registry import alias, register, supersede
 
 # Horizons of the lazily built tasks, so the registry knows them without importing a backend
 # (the built task's `horizon` must agree: tests/adapters/test_gym_conventions.py checks every id).
@@ -106,6 +106,7 @@ def _register_all() -> None:
         # The short names mean the game the paper's numbers were measured on (issue 27); every
         # record names the full id, so a v1 result stays a v1 result.
         alias(layout, f"overcooked-{layout}-v2")
+        supersede(f"overcooked-{layout}-v1", by=f"overcooked-{layout}-v2")
     alias("lbf", "lbf-v1")
     alias("sabotage", "sabotage-v1")
 

@@ -2,13 +2,13 @@
 
     path, entry, report = submit("result.json", "my agent", "PPO ego, 3M steps")
     verification = verify(path)                    # checks, then a re-run when possible
-    changed = render_files()                       # leaderboard/README.md and index.html
+    changed = render_files()                       # README.md, index.html and overview.svg
 
 Errors: `EntryError` for input that is not a result record, a bad name or an entry that exists
 (usage errors); `Rejected` (with its `Report`) for a record that fails a check.
 
-May import the standard library, aht_bench.files, aht_bench.evaluation.record and
-aht_bench.leaderboard (aht_bench.evaluation through it).
+May import the standard library, aht_bench.files, aht_bench.envs (its task registry),
+aht_bench.evaluation (record, sets) and aht_bench.leaderboard.
 """
 
 from __future__ import annotations
@@ -368,15 +368,45 @@ def render_files(
     readme = root / README
     current = readme.read_text(encoding="utf-8") if readme.is_file() else None
     linked = (root / render.DOCS_LINK).is_file()  # the repository's board, beside docs/
-    pages = {
-        readme: render.render_readme(current, entries, reruns, linked, measured),
-        root / HTML: render.render_html(entries, reruns, members, linked, measured),
+    retired = retired_groups(entries)
+    pages: dict[Path, str | None] = {
+        readme: render.render_readme(current, entries, reruns, linked, measured, retired),
+        root / HTML: render.render_html(entries, reruns, members, linked, measured, retired),
+        root / render.OVERVIEW_FIGURE: render.overview_figure(entries, reruns, measured, retired),
     }
     changed = replay_files.pages(root, shown, check=check, on_page=on_page)
     for path, text in pages.items():
         old = path.read_bytes() if path.is_file() else None
-        if old != text.encode():
+        if old != (None if text is None else text.encode()):
             changed.append(path)
-            if not check:
+            if check:
+                continue
+            if text is None:
+                path.unlink()  # no overview any more
+            else:
                 atomic_write_bytes(path, text.encode())
     return changed
+
+
+def retired_groups(entries: list[tuple[str, dict[str, Any]]]) -> dict[tuple[str, str], str]:
+    """(task_id, heldout version) -> why it is a retired protocol, for each table of `entries`
+    that is: a task superseded by a newer game (`envs.superseded_by`), or a heldout set with a
+    newer published version of its kind (v1 -> v2, human-proxy-v2 -> human-proxy-v3)."""
+    from aht_bench import envs
+    from aht_bench.evaluation.sets import heldout_root, numbered
+    from aht_bench.leaderboard.checks import shipped_versions
+
+    out: dict[tuple[str, str], str] = {}
+    for task_id, version in {render.group_key(entry) for _, entry in entries}:
+        try:
+            by = envs.superseded_by(task_id)
+        except envs.UnknownTaskError:
+            continue
+        if by is not None:
+            out[(task_id, version)] = f"the {task_id} game, superseded by {by} (docs/overcooked.md)"
+            continue
+        kind = version.rstrip("0123456789")
+        newest = numbered(shipped_versions(task_id, heldout_root()), kind)[-1:]
+        if newest and newest[0] != version and version in numbered([version], kind):
+            out[(task_id, version)] = f"heldout {version}, superseded by heldout {newest[0]}"
+    return out

@@ -38,3 +38,17 @@ def test_the_env_is_one_shared_object_and_concrete_even_when_asked_for_under_jit
     assert int(first_use(jnp.int32(1))) == 1 + task.env.num_actions
     assert envs.task("matrix-regret-v1").env is task.env is task.compiled.env
     assert not isinstance(task.env.num_actions, jax.core.Tracer)
+
+
+def test_the_v1_overcooked_games_are_superseded_by_the_v2_ones():
+    """The leaderboard lists a superseded task's tables as a retired protocol."""
+    from aht_bench.envs import superseded_by
+    from aht_bench.envs.registry import supersede
+
+    for layout in ("cramped_room", "asymm_advantages", "coord_ring", "forced_coord"):
+        assert superseded_by(f"overcooked-{layout}-v1") == f"overcooked-{layout}-v2"
+        assert superseded_by(f"overcooked-{layout}-v2") is None
+    assert superseded_by("cramped_room") is None  # the alias means the current game
+    assert superseded_by("lbf") is None
+    with pytest.raises(ValueError, match="unregistered id 'lbf-v9'"):
+        supersede("lbf-v1", by="lbf-v9")

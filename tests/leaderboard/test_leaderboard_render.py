@@ -156,3 +156,90 @@ def test_render_flags_nothing_when_no_score_exceeds_1(tmp_path):
     for page in ("README.md", "index.html"):
         text = (tmp_path / page).read_text()
         assert "\u2020" not in text and "above 1" not in text
+
+
+def _entry(record, name, version="v2", task_id="lbf-v1"):
+    record = dict(record, payload=dict(record["payload"], task_id=task_id))
+    record["payload"]["teammate_set"] = dict(record["payload"]["teammate_set"], version=version)
+    entry = make_entry(record, name, "d", "agents/examples/random_agent.py")
+    return entry_slug(name, task_id, version), entry
+
+
+def test_current_tables_come_first_under_an_overview_and_retired_ones_last():
+    """Issue 51: v2 tables first, under a method x task overview (table and figure); the
+    retired protocol's tables below, under a heading that says so."""
+    record = load_record()
+    better = rescore(record, returns_of(record) * 2.0)
+    entries = [
+        _entry(better, "ranked"),
+        _entry(record, "unranked"),
+        _entry(record, "old", version="v1"),
+    ]
+    slugs = [slug for slug, _ in entries]
+    reruns = {slugs[0]: render.RERUN, slugs[1]: "claim not reproduced", slugs[2]: "old rule"}
+    measured = {slugs[0]: better, slugs[1]: record}
+    retired = {("lbf-v1", "v1"): "heldout v1, superseded by heldout v2"}
+    table = render.render_table(entries, reruns, True, measured, retired)
+    order = [
+        "## Overview",
+        "### lbf-v1, heldout v2",
+        f"## {render.RETIRED_HEADING}",
+        "### lbf-v1, heldout v1 (9 teammates): retired",
+        "Retired: heldout v1, superseded by heldout v2.",
+    ]
+    assert [table.index(h) for h in order] == sorted(table.index(h) for h in order)
+    overview_rows = table[table.index("## Overview") : table.index("### lbf-v1, heldout v2")]
+    mean = better["payload"]["aggregates"]["mean"]
+    assert f"| ranked | {mean['value']:.3f} [{mean['ci'][0]:.3f}, {mean['ci'][1]:.3f}] #1 |" in (
+        overview_rows
+    )
+    assert "| unranked | (" in overview_rows and ", unranked) |" in overview_rows
+    assert "| old |" not in overview_rows  # a retired table is not in the overview
+    assert f"]({render.OVERVIEW_FIGURE})" in overview_rows
+
+    figure = render.overview_figure(entries, reruns, measured, retired)
+    assert figure is not None and figure.count("<circle") == 2 + 2  # two marks, two in legend
+    page = render.render_html(entries, reruns, None, True, measured, retired)
+    assert page.index('<table class="overview">') < page.index(render.RETIRED_HEADING)
+    assert "lbf-v1, heldout v1 (9 teammates): retired" in page
+    assert render.overview_figure(entries[2:], reruns, measured, retired) is None
+
+
+def test_retired_groups_name_the_superseding_game_or_set():
+    from aht_bench.leaderboard.board import retired_groups
+
+    record = load_record()
+    entries = [
+        _entry(record, "a", version="v1"),
+        _entry(record, "b", version="v2"),
+        _entry(record, "c", version="v1", task_id="overcooked-cramped_room-v1"),
+        _entry(record, "d", version="human-proxy-v2", task_id="overcooked-cramped_room-v2"),
+        _entry(record, "e", version="human-proxy-v3", task_id="overcooked-cramped_room-v2"),
+        _entry(record, "f", version="v2", task_id="overcooked-cramped_room-v2"),
+    ]
+    assert retired_groups(entries) == {
+        ("lbf-v1", "v1"): "heldout v1, superseded by heldout v2",
+        ("overcooked-cramped_room-v1", "v1"): (
+            "the overcooked-cramped_room-v1 game, superseded by overcooked-cramped_room-v2 "
+            "(docs/overcooked.md)"
+        ),
+        ("overcooked-cramped_room-v2", "human-proxy-v2"): (
+            "heldout human-proxy-v2, superseded by heldout human-proxy-v3"
+        ),
+    }
+
+
+def test_render_writes_the_overview_figure_and_check_compares_it(tmp_path):
+    record = load_record()
+    for name in ("x", "y"):
+        slug, entry = _entry(record, name)
+        write_entry(tmp_path / "entries" / f"{slug}.json", entry)
+    assert run(tmp_path, "render").exit_code == 0
+    figure = tmp_path / render.OVERVIEW_FIGURE
+    assert figure.is_file() and figure.read_text().startswith("<svg")
+    figure.write_text("<svg/>")
+    result = run(tmp_path, "render", "--check")
+    assert result.exit_code != 0 and render.OVERVIEW_FIGURE in result.output
+    assert (
+        run(tmp_path, "render").exit_code == 0 and run(tmp_path, "render", "--check").exit_code == 0
+    )
