@@ -22,7 +22,6 @@ options, resolves ids once and calls the library).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import sys
@@ -116,53 +115,19 @@ class _SeedType(click.ParamType):
 SEED = _SeedType()
 
 
-def _data_summary() -> str:
-    """Where the heldout sets come from and which published versions are there."""
-    from aht_bench.evaluation import sets
-
-    root = sets.heldout_root()
-    label = next((lab for lab, f in sets.heldout_search() if f == root), "none")
-    if not root.is_dir():
-        return f"heldout data: none found ({sets.searched_text()})"
-    found = []
-    for task_dir in sorted(p for p in root.iterdir() if p.is_dir()):
-        versions = sets.published_versions(task_dir.name)
-        if versions:
-            found.append(f"{task_dir.name} {','.join(versions)}")
-    return f"heldout data: {root} ({label}); published sets: " + ("; ".join(found) or "none")
-
-
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
     if ctx.meta.get("version_json"):
-        click.echo(json.dumps(_data_json(), indent=1))
+        from aht_bench.heldout import where
+
+        click.echo(json.dumps(where.as_json(), indent=1))
         ctx.exit()
     click.echo(f"aht-bench, version {__version__}")
-    click.echo(_data_summary())
+    from aht_bench.heldout import where
+
+    click.echo(where.summary())
     ctx.exit()
-
-
-def _data_json() -> dict[str, Any]:
-    """`--version --json`: the version, the heldout folder used and the published sets in it."""
-    from aht_bench.evaluation import data, sets
-
-    root = sets.heldout_root()
-    found = {}
-    if root.is_dir():
-        for task_dir in sorted(p for p in root.iterdir() if p.is_dir()):
-            versions = sets.published_versions(task_dir.name)
-            versions += sets.published_versions(task_dir.name, sets.HUMAN_PROXY)
-            if versions:
-                found[task_dir.name] = versions
-    label = next((lab for lab, f in sets.heldout_search() if f == root), None)
-    return {
-        "version": __version__,
-        "heldout": str(root) if root.is_dir() else None,
-        "heldout_source": label,
-        "published_sets": found,
-        "data_distributions": data.installed(),
-    }
 
 
 class _Main(click.Group):
@@ -545,6 +510,7 @@ def check_agent(
     bubblewrap sandbox with time and memory limits (as `evaluate` does), prints each episode's
     base return and "agent OK".
     """
+    from aht_bench.evaluation.evaluate import probe_agent_files
     from aht_bench.policies.agent_file import AgentLoadError, AgentRuntimeError, check_agent_path
     from aht_bench.policies.sandbox import SandboxUnavailableError
 
@@ -566,7 +532,7 @@ def check_agent(
     }
     isolation = "in-process" if no_isolate else "process" if no_sandbox else "sandbox"
     try:
-        _probe_agents([path], task, isolation, limits)  # before the teammate and the task
+        probe_agent_files([path], task, isolation, limits)  # before the teammate and the task
     except AgentLoadError as e:
         raise _agent_failed(e, EXIT_AGENT_LOAD, debug) from None
     except SandboxUnavailableError as e:
@@ -608,14 +574,13 @@ def check_agent(
 
 
 def _train_spec(
-    algorithm: str,
-    out: Path,
-    resume: bool,
-    given: dict[str, Any],
+    algorithm: str, out: Path, resume: bool, given: dict[str, Any], devices: int
 ) -> Any:
     """The RunSpec from the options; with --resume, options left out come from the run."""
-    from aht_bench.runs import RunDirError, RunSpec, read_spec
+    from aht_bench.runs import RunDirError, read_spec
+    from aht_bench.runs.spec import spec_from_options
 
+    stored = None
     if resume:
         try:
             stored = read_spec(out)
@@ -627,23 +592,10 @@ def _train_spec(
                 f"`aht-bench train {stored.algorithm} --out {out} --resume`",
                 param_hint="ALGORITHM",
             )
-        values = stored.to_json() | {k: v for k, v in given.items() if v is not None}
-    else:
-        if given["task_id"] is None:
-            raise click.BadParameter("--task is required (unless --resume)", param_hint="--task")
-        values = {"algorithm": algorithm, "preset": "quick", "num_seeds": 1, "seed": 0}
-        values |= {k: v for k, v in given.items() if v is not None}
+    elif given["task_id"] is None:
+        raise click.BadParameter("--task is required (unless --resume)", param_hint="--task")
     try:
-        return RunSpec(
-            algorithm=algorithm,
-            task_id=values["task_id"],
-            preset=values.get("preset", "quick"),
-            num_seeds=int(values.get("num_seeds", 1)),
-            seed=int(values.get("seed", 0)),
-            teammates=tuple(values.get("teammates", ())),
-            overrides=tuple(tuple(kv) for kv in values.get("overrides", ())),
-            seed_group=values.get("seed_group"),
-        )
+        return spec_from_options(algorithm, given, stored, devices)
     except (ValueError, KeyError) as e:
         raise click.UsageError(str(e).strip('"')) from None
 
@@ -667,31 +619,12 @@ def _override_pairs(overrides: tuple[str, ...]) -> list[tuple[str, str]]:
 def _shard_seeds(devices: int, num_seeds: int, group: int | None) -> None:
     """Split the run's seeds over the first `devices` devices (`--devices`), each device's
     share a multiple of the seed `group` size (`--seed-group`)."""
-    import jax
+    from aht_bench.training.driver import SeedSplitError, split_seeds
 
-    from aht_bench.training.driver import shard_seeds
-
-    here = jax.devices()
-    if devices > len(here):
-        raise click.BadParameter(
-            f"this machine has {len(here)} {here[0].platform.upper()} device(s) "
-            "(jax.devices()); use at most that many",
-            param_hint="--devices",
-        )
-    if num_seeds % devices:
-        raise click.BadParameter(
-            f"{num_seeds} seeds do not split over {devices} devices: use --seeds a multiple "
-            f"of {devices}",
-            param_hint="--devices",
-        )
-    share = num_seeds // devices
-    if group is not None and share % group:
-        raise click.BadParameter(
-            f"each of {devices} devices runs {share} of the {num_seeds} seeds, which do not "
-            f"split into groups of {group}: use a --seed-group that divides {share}",
-            param_hint="--seed-group",
-        )
-    shard_seeds(here[:devices])
+    try:
+        split_seeds(devices, num_seeds, group)
+    except SeedSplitError as e:
+        raise click.BadParameter(str(e), param_hint="--" + e.field.replace("_", "-")) from None
 
 
 @main.command(epilog=TRAIN_EXIT_CODES_HELP)
@@ -827,10 +760,7 @@ def train(
             f"{algorithm} has no {preset!r} preset (it has {', '.join(algo.presets)})",
             param_hint="--preset",
         )
-    spec = _train_spec(algorithm, out, resume, given)
-    if devices > 1 and spec.seed_group is None and not resume and not spec.num_seeds % devices:
-        # what each device compiles for: recorded, so the spec alone fixes the parameters
-        spec = dataclasses.replace(spec, seed_group=spec.num_seeds // devices)
+    spec = _train_spec(algorithm, out, resume, given, devices)
     try:
         runs.check_teammates(algo, spec)
         algo.config(spec)
@@ -942,27 +872,6 @@ class _Progress:
             self._done = 0
 
 
-def _literal_tasks(path: Path) -> tuple[str, ...] | None:
-    """The agent file's `TASKS`, read without importing it (None when absent or not literal)."""
-    import ast
-
-    try:
-        tree = ast.parse(path.read_bytes())
-    except (SyntaxError, ValueError, OSError):
-        return None
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "TASKS" for t in node.targets
-        ):
-            try:
-                value = ast.literal_eval(node.value)
-            except ValueError:
-                return None
-            if isinstance(value, tuple | list | set | frozenset):
-                return tuple(str(v) for v in value)
-    return None
-
-
 def _newest_set(task_id: str, option: str) -> str:
     """The newest published heldout version of `task_id` (the default when `option`, the
     option that names a set, is not given); none is a usage error that blames --task, the
@@ -998,7 +907,13 @@ def _evaluation_tasks(task: str, teammates: str | None, agent: Path) -> list[Tas
     `teammates` (None: any published heldout version) that the agent's TASKS (if literal)
     supports."""
     from aht_bench import envs
-    from aht_bench.evaluation.sets import available_sets, published_versions, tasks_with_sets
+    from aht_bench.evaluation.sets import (
+        TeammateSetError,
+        available_sets,
+        published_versions,
+        set_folder_task,
+        tasks_with_sets,
+    )
 
     if task != "all":
         try:
@@ -1010,19 +925,12 @@ def _evaluation_tasks(task: str, teammates: str | None, agent: Path) -> list[Tas
         with_sets = [t for t in tasks_with_sets() if published_versions(t)]
         wanted = "a published heldout set"
     elif os.sep in teammates or Path(teammates).exists():  # a set folder: its own task
-        import json
-
-        folder = Path(teammates)
-        folder = folder.parent if folder.suffix == ".json" else folder
         try:
-            return [envs.task(str(json.loads((folder / "manifest.json").read_text())["task_id"]))]
+            return [envs.task(set_folder_task(teammates))]
         except envs.UnknownTaskError as e:
             raise click.BadParameter(f"{teammates}: {e}", param_hint="--teammates") from None
-        except (OSError, ValueError, KeyError):
-            raise click.BadParameter(
-                f"{teammates} is not a teammate set folder (no readable manifest.json)",
-                param_hint="--teammates",
-            ) from None
+        except TeammateSetError as e:
+            raise click.BadParameter(str(e), param_hint="--teammates") from None
     else:
         with_sets = [t for t in tasks_with_sets() if teammates in available_sets(t)]
     if not with_sets:
@@ -1030,7 +938,9 @@ def _evaluation_tasks(task: str, teammates: str | None, agent: Path) -> list[Tas
             f"no task has {wanted} (tasks with sets: {', '.join(tasks_with_sets()) or 'none'})",
             param_hint="--task",
         )
-    declared = _literal_tasks(agent)
+    from aht_bench.policies.agent_file import literal_tasks
+
+    declared = literal_tasks(agent)
     if declared is None:
         return [envs.Task(t) for t in with_sets]
     names = {task_id for t in declared if (task_id := _task_id_or_none(t))}
@@ -1055,17 +965,6 @@ def _task_id_or_none(name: str) -> str | None:
         return envs.task(name).id
     except envs.UnknownTaskError:
         return None
-
-
-def _result_paths(
-    out: Path | None, agent: Path, task_id: str, several: bool, seeds: int = 1
-) -> Path:
-    if out is None:
-        name = f"{task_id}-{seeds}seeds.json" if seeds > 1 else f"{task_id}.json"
-        return Path("results") / agent.stem / name
-    if several:
-        return out / f"{task_id}.json"
-    return out
 
 
 @main.command(epilog=EVALUATE_EXIT_CODES_HELP)
@@ -1234,12 +1133,15 @@ def evaluate(
     aht-bench evaluate my_agent.py --task all --out results/my_agent/
     aht-bench evaluate run/policies/final/seed{0,1,2}-ego.safetensors --task lbf
     """
+    from aht_bench.evaluation.evaluate import probe_agent_files
+    from aht_bench.evaluation.record import result_path, write_record
+
     paths, tasks, versions, several, isolation = _evaluate_options(
         agent, task, teammates, out, isolate, no_sandbox, in_process
     )
     if no_viewer and not replays:
         raise click.BadParameter("--no-viewer goes with --replays N", param_hint="--no-viewer")
-    targets = [_result_paths(out, paths[0], t.id, several, len(paths)) for t in tasks]
+    targets = [result_path(out, paths[0], t.id, several, len(paths)) for t in tasks]
     stdout, results = _json_mode(as_json), []
     limits = {
         "load_timeout": load_timeout,
@@ -1250,19 +1152,17 @@ def evaluate(
     }
     with _evaluation_errors(_Progress(False, ""), debug):  # the cheap checks, before any work
         _check_sets_and_records(tasks, versions, targets, out, force)
-        _probe_agents(paths, tasks[0], isolation, limits)
+        probe_agent_files(paths, tasks[0], isolation, limits)
         _check_memory(tasks, versions, episodes)  # builds the task's env: after the agent
-    for one_task in tasks:
+    for one_task, target in zip(tasks, targets, strict=True):
         bar = _Progress(not no_progress, "playing")
         folder: Path | None = None
         with _evaluation_errors(bar, debug):
-            from aht_bench.evaluation import record as rec
             from aht_bench.evaluation.evaluate import evaluate_agent_files
-            from aht_bench.evaluation.replay import ReplaySink
+            from aht_bench.evaluation.replay import ReplaySink, save_replays
             from aht_bench.evaluation.sets import load_set
 
             sink = ReplaySink(min(replays, episodes)) if replays else None
-
             eval_set = load_set(one_task, versions[one_task])
             _announce(paths, one_task.id, eval_set, episodes, seed)
             record = evaluate_agent_files(
@@ -1279,14 +1179,13 @@ def evaluate(
                 replays=sink,
             )
             bar.close()
-            target = _result_paths(out, paths[0], one_task.id, several, len(paths))
-            rec.write_record(target, record)
+            write_record(target, record)
             if not no_plot:
                 from aht_bench.evaluation.plots import plot_result
 
                 plot_result(record, target.with_suffix(".png"))
             if sink is not None:
-                folder = _save_replays(sink, record, target, viewer=not no_viewer)
+                folder = save_replays(sink, record, target, viewer=not no_viewer)
         results.append(_print_result(record, target, folder, no_plot, no_viewer))
     if as_json:
         click.echo(json.dumps(results, indent=1), file=stdout)
@@ -1334,13 +1233,11 @@ def _check_sets_and_records(
 
 def _check_memory(tasks: list[Task], versions: dict[Task, str], episodes: int) -> None:
     """Every task's --episodes fit in memory (`_refuse_beyond_memory`)."""
-    from aht_bench.evaluation.sets import default_seatings, find_set
+    from aht_bench.evaluation.sets import set_shape
 
     for one_task in tasks:
-        _, manifest, _ = find_set(one_task.id, versions[one_task])
-        env = one_task.env
-        seatings = manifest.get("seatings") or default_seatings(one_task.id, env.num_agents)
-        _refuse_beyond_memory(one_task, len(manifest.get("members") or ()), len(seatings), episodes)
+        members, seatings = set_shape(one_task, versions[one_task])
+        _refuse_beyond_memory(one_task, members, seatings, episodes)
 
 
 def _refuse_beyond_memory(task: Task, members: int, seatings: int, episodes: int) -> None:
@@ -1410,49 +1307,6 @@ def _json_mode(as_json: bool) -> Any:
     if as_json:
         click.get_current_context().with_resource(contextlib.redirect_stdout(sys.stderr))
     return stdout
-
-
-def _probe_agents(paths: list[Path], task: Task, isolation: str, limits: dict[str, Any]) -> None:
-    """Import and check every agent file (.py) where it will run (sandbox, process or this
-    process), before the task is built and the teammates are loaded: a broken file fails in
-    seconds, not after them (`agent_file.probe_agent_file`). Raises what loading raises."""
-    from aht_bench.policies.agent_file import probe_agent_file, probe_spec
-    from aht_bench.policies.isolated import probe_isolated
-
-    for path in paths:
-        if path.suffix != ".py":
-            continue  # a policy file runs no user code; loading it is its check
-        if isolation == "in-process":
-            probe_agent_file(path, probe_spec(task))
-            continue
-        memory = {"memory_limit": limits["memory_limit"]} if "memory_limit" in limits else {}
-        probe_isolated(
-            path,
-            task,
-            sandbox=isolation == "sandbox",
-            load_timeout=limits["load_timeout"],
-            echo_output=limits["echo_output"],
-            **memory,
-        )
-
-
-def _save_replays(sink: Any, record: dict[str, Any], target: Path, viewer: bool) -> Path:
-    """The replays `sink` collected while `record` was evaluated, checked by replaying them,
-    as <target stem>-replays/MEMBER.json and (`viewer`) a viewer page MEMBER.html per member."""
-    from aht_bench.evaluation.replay import write_replays
-    from aht_bench.evaluation.viewer import write_viewer
-
-    folder = target.with_name(f"{target.stem}-replays")
-    folder.mkdir(parents=True, exist_ok=True)
-    by_member: dict[str, list[dict[str, Any]]] = {}
-    for replay in sink.replays(record):
-        by_member.setdefault(replay["member"], []).append(replay)
-    for member, items in by_member.items():
-        write_replays(folder / f"{member}.json", items)
-        if viewer:
-            title = f"{items[0]['agent']} with {member} on {items[0]['task_id']}"
-            write_viewer(folder / f"{member}.html", items, title)
-    return folder
 
 
 def _evaluate_options(
@@ -1877,17 +1731,10 @@ def heldout_where(as_json: bool) -> None:
     """Where the heldout sets are looked up, in order, which folder is used, and which data
     distributions are installed (`pip install 'aht-bench[heldout]'` installs them all)."""
     from aht_bench.evaluation import data, sets
+    from aht_bench.heldout import where
 
     root = sets.heldout_root()
-    search = sets.heldout_search()
-    first = next((i for i, (_, f) in enumerate(search, 1) if f is not None), None)
-    rows = []
-    for i, (label, folder) in enumerate(search, 1):
-        n = None
-        if folder is not None and folder.is_dir():
-            n = sum(1 for t in folder.iterdir() if t.is_dir() for v in t.glob("*/manifest.json"))
-        rows.append({"label": label, "folder": None if folder is None else str(folder),
-                     "sets": n, "used": i == first})  # fmt: skip
+    rows = where.search_rows()
     have = data.installed()
     missing = [d for d in data.all_distributions() if d not in have]
     if as_json:
@@ -1901,7 +1748,7 @@ def heldout_where(as_json: bool) -> None:
                 state = f"{row['folder']} ({row['sets']} sets)"
             click.echo(f"{i}. {row['label']}: {state}{'  <- used' if row['used'] else ''}")
         if sets.checkout_heldout_root() is None:  # a checkout needs no data distribution
-            click.echo(_distributions_line(have, missing))
+            click.echo(where.distributions_line(have, missing))
     if not root.is_dir():
         click.echo(
             f"no heldout folder found: install the data ({data.INSTALL}), run from a checkout "
@@ -1910,20 +1757,7 @@ def heldout_where(as_json: bool) -> None:
         )
         raise click.exceptions.Exit(EXIT_USAGE)
     if not as_json:
-        click.echo(_data_summary())
-
-
-def _distributions_line(have: dict[str, str], missing: list[str]) -> str:
-    """`heldout where`'s line on the data distributions installed and not."""
-    from aht_bench.evaluation import data
-
-    line = "data distributions installed: " + (
-        ", ".join(f"{k}=={v}" for k, v in have.items()) or "none"
-    )
-    if missing:
-        line += f"; not installed: {', '.join(missing)} ({data.INSTALL}"
-        line += f", or '[{data.EXTRA_BR}]' for the best responses too)"
-    return line
+        click.echo(where.summary())
 
 
 @heldout.command("show")
