@@ -113,6 +113,7 @@ def _evaluation_tasks(task: str, teammates: str | None, agent: Path) -> list[Tas
         set_folder_task,
         tasks_with_sets,
     )
+    from aht_bench.policies.agent_file import literal_tasks
 
     if task != "all":
         try:
@@ -137,8 +138,6 @@ def _evaluation_tasks(task: str, teammates: str | None, agent: Path) -> list[Tas
             f"no task has {wanted} (tasks with sets: {', '.join(tasks_with_sets()) or 'none'})",
             param_hint="--task",
         )
-    from aht_bench.policies.agent_file import literal_tasks
-
     declared = literal_tasks(agent)
     if declared is None:
         return [envs.Task(t) for t in with_sets]
