@@ -447,6 +447,34 @@ def check_seed_files(paths: list[Path]) -> None:
         digests[digest] = p
 
 
+def probe_agent_files(
+    paths: Sequence[Path], task: Task, isolation: str, limits: dict[str, Any]
+) -> None:
+    """Import and check every agent file (.py) of `paths` where it will run (`isolation`:
+    sandbox, process or this process), before the task is built and the teammates are loaded:
+    a broken file fails in seconds, not after them (`agent_file.probe_agent_file`). `limits`
+    as `evaluate_agent_files` takes them (load_timeout, echo_output, memory_limit are used).
+    Raises what loading raises (`AgentLoadError`, `SandboxUnavailableError`)."""
+    from aht_bench.policies.agent_file import probe_agent_file, probe_spec
+    from aht_bench.policies.isolated import probe_isolated
+
+    for path in paths:
+        if path.suffix != ".py":
+            continue  # a policy file runs no user code; loading it is its check
+        if isolation == "in-process":
+            probe_agent_file(path, probe_spec(task))
+            continue
+        memory = {"memory_limit": limits["memory_limit"]} if "memory_limit" in limits else {}
+        probe_isolated(
+            path,
+            task,
+            sandbox=isolation == "sandbox",
+            load_timeout=limits["load_timeout"],
+            echo_output=limits["echo_output"],
+            **memory,
+        )
+
+
 def evaluate_agent_files(
     paths: Sequence[str | os.PathLike[str]],
     eval_set: EvaluationSet,

@@ -195,6 +195,19 @@ def write_record(path: Path, record: dict[str, Any]) -> None:
     atomic_write_bytes(path, (json.dumps(record, indent=1, allow_nan=False) + "\n").encode())
 
 
+def result_path(out: Path | None, agent: Path, task_id: str, several: bool, seeds: int = 1) -> Path:
+    """Where `aht-bench evaluate` writes the record of `agent` on `task_id`: `out` itself, or
+    with `several` tasks (`--task all`) `out`/<task_id>.json; without `out`,
+    results/<agent stem>/<task_id>.json (<task_id>-<N>seeds.json for the `seeds` files of one
+    agent)."""
+    if out is None:
+        name = f"{task_id}-{seeds}seeds.json" if seeds > 1 else f"{task_id}.json"
+        return Path("results") / agent.stem / name
+    if several:
+        return out / f"{task_id}.json"
+    return out
+
+
 def read_record(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A result record, its format and payload hash checked; raises `ResultFileError`."""
     p = Path(path)

@@ -290,6 +290,25 @@ def write_replays(path: Path, replays: list[dict[str, Any]]) -> None:
     atomic_write_bytes(path, (json.dumps(replays, separators=(",", ":")) + "\n").encode())
 
 
+def save_replays(sink: ReplaySink, record: dict[str, Any], target: Path, viewer: bool) -> Path:
+    """The replays `sink` collected while `record` was evaluated, checked by replaying them
+    (`ReplaySink.replays`), as <target stem>-replays/MEMBER.json and (`viewer`) a viewer page
+    MEMBER.html per member, next to the record `target`; returns that folder."""
+    from aht_bench.evaluation.viewer import write_viewer
+
+    folder = target.with_name(f"{target.stem}-replays")
+    folder.mkdir(parents=True, exist_ok=True)
+    by_member: dict[str, list[dict[str, Any]]] = {}
+    for item in sink.replays(record):
+        by_member.setdefault(item["member"], []).append(item)
+    for member, items in by_member.items():
+        write_replays(folder / f"{member}.json", items)
+        if viewer:
+            title = f"{items[0]['agent']} with {member} on {items[0]['task_id']}"
+            write_viewer(folder / f"{member}.html", items, title)
+    return folder
+
+
 __all__ = [
     "REPLAY_FORMAT",
     "ReplayError",
@@ -299,6 +318,7 @@ __all__ = [
     "make_replay",
     "read_replays",
     "replay",
+    "save_replays",
     "trimmed",
     "write_replays",
 ]

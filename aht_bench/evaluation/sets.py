@@ -609,6 +609,28 @@ def find_set(task_id: str, name: str | os.PathLike[str]) -> tuple[Path, dict[str
     return folder, manifest, digest
 
 
+def set_folder_task(path: str | os.PathLike[str]) -> str:
+    """The task id the manifest of the set folder `path` (or its manifest.json) names, read as
+    it is (not verified: `find_set` does that); a `TeammateSetError` when there is no readable
+    manifest naming one."""
+    folder = Path(path)
+    folder = folder.parent if folder.suffix == ".json" else folder
+    try:
+        return str(json.loads((folder / MANIFEST).read_text())["task_id"])
+    except (OSError, ValueError, KeyError):
+        raise TeammateSetError(
+            f"{path} is not a teammate set folder (no readable {MANIFEST})"
+        ) from None
+
+
+def set_shape(task: Task, name: str | os.PathLike[str]) -> tuple[int, int]:
+    """(members, seatings) of the set `name` of `task`, from its verified manifest (`find_set`),
+    without building a member: what sizes an evaluation before it starts."""
+    _, manifest, _ = find_set(task.id, name)
+    seatings = manifest.get("seatings") or default_seatings(task.id, task.env.num_agents)
+    return len(manifest.get("members") or ()), len(seatings)
+
+
 def load_set(task: str | Task, name: str | os.PathLike[str] = "v1") -> EvaluationSet:
     """The teammate set `name` (a version such as "v1" or "dev", or a set folder) for `task` (a
     `Task`, or a task id or alias, resolved here)."""

@@ -27,7 +27,8 @@ refuses to rewrite a lock) and adds one line to the pins.
 `build` (in `aht_bench.heldout.build`) makes a set from its recipe (`aht_bench.heldout.recipes`);
 `aht_bench.heldout.human` builds the human-proxy sets from the Carroll data,
 `aht_bench.heldout.played` from episodes played with `aht-bench play` (`human-proxy-play-*`),
-`aht_bench.heldout.devset` the development sets (`heldout/<task>/dev`).
+`aht_bench.heldout.devset` the development sets (`heldout/<task>/dev`); `aht_bench.heldout.where`
+says where the sets are found (`aht-bench --version`, `heldout where`).
 
 May import the standard library, numpy and aht_bench.
 """

@@ -33,6 +33,7 @@ May import numpy, the standard library and (lazily, for the JAX path, `task_spec
 
 from __future__ import annotations
 
+import ast
 import difflib
 import importlib.util
 import inspect
@@ -270,6 +271,26 @@ def _check_tasks(module: Any, path: Path, spec: TaskSpec) -> None:
             f"{spec.task_id}; run it on one of those, or add {spec.task_id!r} to TASKS if it "
             "can play this task"
         )
+
+
+def literal_tasks(path: Path) -> tuple[str, ...] | None:
+    """The agent file's `TASKS`, read without importing it (None when absent or not literal):
+    what `aht-bench evaluate --task all` may pick from before any agent code runs."""
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (SyntaxError, ValueError, OSError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "TASKS" for t in node.targets
+        ):
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                return None
+            if isinstance(value, tuple | list | set | frozenset):
+                return tuple(str(v) for v in value)
+    return None
 
 
 def check_action(value: Any, num_actions: int, path: Path, fn: str, task_id: str) -> int:

@@ -1,5 +1,6 @@
-"""What a run is (`RunSpec`), config overrides as typed on the command line
-(`apply_overrides`) and the teammates a run trains against (`resolve_teammates`).
+"""What a run is (`RunSpec`, from command-line options: `spec_from_options`), config overrides
+as typed on the command line (`apply_overrides`) and the teammates a run trains against
+(`resolve_teammates`).
 
 May import numpy, the standard library, aht_bench.envs, aht_bench.policies and aht_bench.runs.
 """
@@ -90,6 +91,34 @@ class RunSpec:
             overrides=tuple((k, v) for k, v in data["overrides"]),
             seed_group=data.get("seed_group"),
         )
+
+
+def spec_from_options(
+    algorithm: str, given: dict[str, Any], stored: RunSpec | None = None, devices: int = 1
+) -> RunSpec:
+    """The RunSpec of a run of `algorithm` from options as given on the command line (`given`:
+    RunSpec fields as JSON, None where an option was left out): over the `stored` spec of a
+    run resumed, or over the defaults (quick preset, one seed, seed 0). A new run split over
+    `devices` gets the seed group each device compiles for, recorded so that the spec alone
+    fixes the parameters. Raises `ValueError` or `KeyError` (no task) naming the problem."""
+    chosen = {k: v for k, v in given.items() if v is not None}
+    if stored is not None:
+        values = stored.to_json() | chosen
+    else:
+        values = {"algorithm": algorithm, "preset": "quick", "num_seeds": 1, "seed": 0} | chosen
+    spec = RunSpec(
+        algorithm=algorithm,
+        task_id=values["task_id"],
+        preset=values.get("preset", "quick"),
+        num_seeds=int(values.get("num_seeds", 1)),
+        seed=int(values.get("seed", 0)),
+        teammates=tuple(values.get("teammates", ())),
+        overrides=tuple(tuple(kv) for kv in values.get("overrides", ())),
+        seed_group=values.get("seed_group"),
+    )
+    if devices > 1 and stored is None and spec.seed_group is None and not spec.num_seeds % devices:
+        spec = dataclasses.replace(spec, seed_group=spec.num_seeds // devices)
+    return spec
 
 
 def _coerce(owner: type, field: str, value: str, name: str) -> Any:

@@ -16,9 +16,10 @@ results to not stopping.
 
 Both jitted functions take the algorithm functions and the (hashable) config as static
 arguments, so runs with equal configs reuse one compiled update. On several devices,
-`shard_seeds` splits the seeds over them (every method maps its seeds with `map_seeds`);
-`group_seeds` runs them in groups of a fixed size, so that a run gives the same parameters to
-the bit on one device as on several (the group is what XLA compiles for, not the device count).
+`shard_seeds` splits the seeds over them (every method maps its seeds with `map_seeds`;
+`split_seeds` checks the counts first); `group_seeds` runs them in groups of a fixed size, so
+that a run gives the same parameters to the bit on one device as on several (the group is what
+XLA compiles for, not the device count).
 
 May import jax, numpy and aht_bench.training only.
 """
@@ -104,6 +105,43 @@ def shard_seeds(devices: Sequence[Any] | None) -> None:
         _seed_mesh.append(Mesh(np.asarray(devices), (SEED_AXIS,)))
     if _seed_mesh != before:
         jax.clear_caches()
+
+
+class SeedSplitError(ValueError):
+    """A run's seeds do not split over the devices asked for (`split_seeds`); `field` names
+    what to change: "devices" or "seed_group"."""
+
+    def __init__(self, message: str, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def split_seeds(devices: int, num_seeds: int, group: int | None) -> None:
+    """Split a run's `num_seeds` seeds over the first `devices` of this machine's devices
+    (`shard_seeds`), each device's share a multiple of the seed `group` size (`group_seeds`);
+    a `SeedSplitError` (nothing changed) when the machine has fewer devices or the seeds do
+    not split so (`aht-bench train --devices`, `--seed-group`)."""
+    here = jax.devices()
+    if devices > len(here):
+        raise SeedSplitError(
+            f"this machine has {len(here)} {here[0].platform.upper()} device(s) "
+            "(jax.devices()); use at most that many",
+            "devices",
+        )
+    if num_seeds % devices:
+        raise SeedSplitError(
+            f"{num_seeds} seeds do not split over {devices} devices: use --seeds a multiple "
+            f"of {devices}",
+            "devices",
+        )
+    share = num_seeds // devices
+    if group is not None and share % group:
+        raise SeedSplitError(
+            f"each of {devices} devices runs {share} of the {num_seeds} seeds, which do not "
+            f"split into groups of {group}: use a --seed-group that divides {share}",
+            "seed_group",
+        )
+    shard_seeds(here[:devices])
 
 
 def group_seeds(size: int | None) -> None:

@@ -68,9 +68,9 @@ def test_an_unknown_gymnasium_id_is_an_error_that_names_it():
 
 
 def test_a_tasks_json_row_has_what_a_script_needs():
-    from aht_bench.cli import _task_row
+    from aht_bench.cli.tasks import task_row
 
-    cramped = _task_row("overcooked-cramped_room-v2")
+    cramped = task_row("overcooked-cramped_room-v2")
     assert cramped["agents"] == 2 and cramped["horizon"] == 400 and cramped["num_actions"] == 6
     assert cramped["obs_dim"] == envs.task("cramped_room").env.obs_dim
     assert cramped["gymnasium_id"] == "aht_bench/overcooked-cramped_room-v2"
@@ -78,7 +78,7 @@ def test_a_tasks_json_row_has_what_a_script_needs():
     assert cramped["aliases"] == ["cramped_room"] and cramped["alias"] == "cramped_room"
     assert cramped["heldout_sets"] == ["v2", "human-proxy-v2", "human-proxy-v3"]
     assert cramped["default_set"] == "v2" and "dev" not in cramped["heldout_sets"]
-    sabotage = _task_row("sabotage-v1")
+    sabotage = task_row("sabotage-v1")
     assert sabotage["heldout_sets"] == [] and sabotage["default_set"] is None
     assert sabotage["gymnasium_alias_ids"] == []  # Gymnasium resolves aht_bench/sabotage itself
 

@@ -437,3 +437,17 @@ def test_a_saved_policy_file_is_an_agent_and_its_card_is_checked(tmp_path, spec)
     path.write_bytes(bytes(blob))
     with pytest.raises(AgentLoadError, match="policy file ego.safetensors"):
         load_agent_file(path, TASK, spec=spec)
+
+
+def test_literal_tasks_reads_tasks_without_importing_the_file(tmp_path):
+    """`evaluate --task all` picks the tasks an agent declares before any of its code runs."""
+    from aht_bench.policies.agent_file import literal_tasks
+
+    agent = tmp_path / "agent.py"
+    agent.write_text('raise SystemExit("imported")\nTASKS = ("lbf", "sabotage-v1")\n')
+    assert literal_tasks(agent) == ("lbf", "sabotage-v1")
+    agent.write_text("TASKS = tuple(['lbf'])\n")  # not a literal: unknown without importing
+    assert literal_tasks(agent) is None
+    agent.write_text("def act(obs):\n    return 0\n")
+    assert literal_tasks(agent) is None
+    assert literal_tasks(tmp_path / "missing.py") is None

@@ -128,3 +128,22 @@ def test_the_seed_group_is_part_of_the_run_spec_and_checked(tmp_path):
     assert result.exit_code == 2
     assert "seed_group=3 is invalid for 4 seeds" in result.output
     assert not out.exists()
+
+
+def test_split_seeds_names_the_option_to_change_and_a_split_run_records_its_group():
+    """`driver.split_seeds` (`train --devices`) refuses a split it cannot make, naming the field
+    to change; a new run over several devices records the seed group each one compiles for
+    (`spec_from_options`), a resumed one keeps its own."""
+    from aht_bench.runs.spec import spec_from_options
+
+    with pytest.raises(driver.SeedSplitError, match="device") as devices:
+        driver.split_seeds(len(jax.devices()) + 1, 4, None)
+    assert devices.value.field == "devices"
+    with pytest.raises(driver.SeedSplitError, match="groups of 3") as group:
+        driver.split_seeds(1, 4, 3)
+    assert group.value.field == "seed_group"
+    given = {"task_id": "lbf-v1", "num_seeds": 4}
+    assert spec_from_options("ippo", given, devices=2).seed_group == 2
+    assert spec_from_options("ippo", given, devices=3).seed_group is None  # 4 do not split
+    stored = RunSpec("ippo", "lbf-v1", num_seeds=4)
+    assert spec_from_options("ippo", {"num_seeds": None}, stored, devices=2).seed_group is None
