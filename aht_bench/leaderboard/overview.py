@@ -9,9 +9,9 @@ bar; filled for a ranked entry, hollow for an unranked one with a number of the 
     lines = markdown(columns, rows, cells)
     svg = figure(columns, rows, cells)
 
-Rows are ordered by how many columns rank them (most first), then by their mean of the ranked
-means (highest first), then by name, so an agent measured on every task comes before one
-measured on a few. Output depends only on the cells (no dates, no paths): rendering twice
+Rows are ordered by their mean over the columns that rank them of the ranked means (highest
+first), then by how many columns rank them (most first), then by name; rows ranked nowhere
+come last. Output depends only on the cells (no dates, no paths): rendering twice
 gives the same bytes.
 
 May import the standard library only.
@@ -48,11 +48,12 @@ def order(cells: dict[tuple[str, Column], Cell]) -> list[str]:
     """The row names, best first (see the module docstring)."""
     names = sorted({name for name, _ in cells})
 
-    def key(name: str) -> tuple[int, float, str]:
+    def key(name: str) -> tuple[bool, float, int, str]:
         ranked = [
             c.mean["value"] for (n, _), c in cells.items() if n == name and c.ranked and c.mean
         ]
-        return (-len(ranked), -(sum(ranked) / len(ranked)) if ranked else 0.0, name)
+        mean = sum(ranked) / len(ranked) if ranked else 0.0
+        return (not ranked, -mean, -len(ranked), name)
 
     return sorted(names, key=key)
 
@@ -105,7 +106,8 @@ def html_table(
 
 # --- the figure ------------------------------------------------------------------------------
 
-_LABEL, _PANEL, _GAP, _ROW, _TOP, _BOTTOM = 210.0, 130.0, 14.0, 18.0, 40.0, 26.0
+_LABEL, _PANEL, _GAP, _ROW, _TOP, _BOTTOM = 210.0, 130.0, 30.0, 18.0, 40.0, 26.0
+_LEGEND_STEP = 330.0  # from the first legend item to the second
 _RANKED, _UNRANKED = "#4c78a8", "#9a9a9a"
 
 
@@ -148,10 +150,10 @@ def figure(
     out.append(
         f'<circle cx="{_LABEL:.1f}" cy="{legend_y - 4:.1f}" r="3.5" fill="{_RANKED}"/>'
         f'<text x="{_LABEL + 8:.1f}" y="{legend_y:.1f}">ranked (re-run by the verifier, claim '
-        f'reproduced)</text><circle cx="{_LABEL + 260:.1f}" cy="{legend_y - 4:.1f}" r="3.5" '
-        f'fill="#fff" stroke="{_UNRANKED}" stroke-width="1.5"/>'
-        f'<text x="{_LABEL + 268:.1f}" y="{legend_y:.1f}">unranked, with the re-run\'s '
-        "number</text>"
+        f'reproduced)</text><circle cx="{_LABEL + _LEGEND_STEP:.1f}" cy="{legend_y - 4:.1f}" '
+        f'r="3.5" fill="#fff" stroke="{_UNRANKED}" stroke-width="1.5"/>'
+        f'<text x="{_LABEL + _LEGEND_STEP + 8:.1f}" y="{legend_y:.1f}">'
+        "unranked, with the re-run's number</text>"
     )
     out.append("</svg>")
     return "\n".join(out) + "\n"
