@@ -16,10 +16,15 @@ from verify_false_alarms import clustered_mean, independent_mean  # noqa: E402
 from aht_bench.evaluation.record import episode_score_matrices  # noqa: E402
 from aht_bench.leaderboard.entries import entry_paths, read_json  # noqa: E402
 
-for task in ("lbf-v1", "overcooked-cramped-room-v1"):
+for task in (
+    "lbf-v1",
+    "overcooked-cramped-room-v1",
+    "overcooked-coord-ring-v2",
+    "overcooked-forced-coord-v2",
+):
     ratios = []
     for path in entry_paths(Path("leaderboard")):
-        if f"--{task}--" not in path.name or path.name.startswith("random"):
+        if f"--{task}--" not in path.name or path.name.startswith("random"):  # a floor row
             continue
         for m in episode_score_matrices(read_json(path)):
             a, b = independent_mean(m, 2000, 0, 0.95), clustered_mean(m, 2000, 0, 0.95)
