@@ -9,7 +9,8 @@ import pytest
 
 from aht_bench import envs
 from aht_bench.envs.core import EnvState
-from aht_bench.envs.overcooked import EMPTY, ONION, PassShapedOvercooked, with_shaping
+from aht_bench.envs.overcooked import EMPTY, ONION, with_shaping
+from aht_bench.envs.overcooked_pass import PassShapedOvercooked
 
 UP, DOWN, RIGHT, LEFT, STAY, INTERACT = range(6)
 PASS = 2.0

@@ -39,10 +39,10 @@ from aht_bench import envs
 from aht_bench.envs.overcooked import (
     LAYOUTS,
     OvercookedV2,
-    PassShapedOvercookedV2,
     make_overcooked,
     with_shaping,
 )
+from aht_bench.envs.overcooked_pass import PassShapedOvercookedV2
 
 KEY = jax.random.PRNGKey(0)
 RESETS = 1000
