@@ -367,10 +367,14 @@ def submit(methods: list[str], tasks: list[str]) -> int:
                 f"{card['env_steps_per_seed']:,} per seed), seeds {card['seed_keys']}; "
                 f"agents/{method}/{task}/v2/"
             )
+            # the bundle's copies of the egos, not the sweep's the record names (meta): a
+            # clean checkout has no sweeps/, and CI re-runs entries from what git keeps
+            egos = sorted(folder.glob("seed*-ego.safetensors"), key=lambda p: p.name)
+            agents = [arg for ego in egos for arg in ("--agent", str(ego))]
             rc = subprocess.call(
                 [cli, "leaderboard", "submit", str(folder / "result-v2.json"), "--name",
                  f"{card['method']} (reference)", "--description", description,
-                 "--replace"]
+                 *agents, "--replace"]
             )  # fmt: skip
             if rc:
                 return rc

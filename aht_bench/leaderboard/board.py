@@ -34,6 +34,7 @@ from aht_bench.leaderboard.entries import (
     entry_agent_paths,
     entry_paths,
     entry_slug,
+    git_ignored,
     leaderboard_root,
     locate_agent,
     make_entry,
@@ -129,6 +130,16 @@ def submit(
             ]
         else:
             agent_paths = [locate_agent(meta.get("agent_path"), repo)]
+    for rel in git_ignored([p for p in agent_paths if p], repo):
+        extra.append(
+            Problem(
+                "agent_path",
+                f"the agent file {rel} is in a folder git ignores (.gitignore): a clean "
+                "checkout will not have it, so CI could not re-run the entry; copy the file "
+                "(with its card or bundle) into a folder the repository keeps, such as "
+                "agents/<name>/, and pass that copy to --agent",
+            )
+        )
     entry = make_entry(record, name, description, agent_paths if seeded else agent_paths[0])
     report = check_entry(entry, repo=repo)
     report.problems += extra

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 import unicodedata
 from pathlib import Path, PurePath
 from typing import Any
@@ -243,6 +244,27 @@ def locate_agent(recorded: str | None, repo: Path | None = None) -> str | None:
         if candidate.is_file():
             return candidate.relative_to(repo).as_posix()
     return None
+
+
+def git_ignored(paths: list[str], repo: Path | None = None) -> list[str]:
+    """The repository-relative `paths` that git ignores (a `.gitignore` rule names them): a
+    clean checkout of the repository will not have them, so CI cannot re-run an entry whose
+    agent file is one (a sweep's or a run's folder). Empty when `repo` is not a git checkout
+    or git is not installed."""
+    repo = repo or repo_root()
+    if not paths or not (repo / ".git").exists():
+        return []
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(repo), "check-ignore", "--stdin"],
+            input="\n".join(paths),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [line for line in done.stdout.splitlines() if line] if done.returncode == 0 else []
 
 
 def repo_relative(path: Path, repo: Path | None = None) -> str | None:

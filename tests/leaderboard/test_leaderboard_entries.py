@@ -7,6 +7,7 @@ moves a committed score); the committed README table and index.html are what ren
 from __future__ import annotations
 
 import json
+import subprocess
 
 import pytest
 from lb_helpers import (
@@ -54,6 +55,24 @@ def test_the_leaderboard_has_entries():
 def test_committed_entry_passes_the_checks(path):
     verification = ci_check(path)
     assert verification.ok, "\n".join(messages(verification))
+
+
+def test_every_committed_agent_path_is_a_file_the_repository_tracks():
+    """A clean clone (CI's) has only what git tracks: an entry naming a file in an ignored
+    folder (sweeps/, runs/) renders as changed there and cannot be re-run."""
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    listed = subprocess.run(
+        ["git", "-C", str(REPO), "ls-files", "-z"], capture_output=True, check=True
+    ).stdout.decode()
+    tracked = set(listed.split("\0"))
+    missing = [
+        f"{p.name}: {rel}"
+        for p in ENTRIES
+        for rel in entry_agent_paths(read_json(p))
+        if rel and rel not in tracked
+    ]
+    assert not missing, f"agent files git does not track (commit them or fix the path): {missing}"
 
 
 def test_committed_pages_are_what_render_writes(protocol_minimum):

@@ -200,3 +200,46 @@ def test_an_agent_path_of_another_checkout_on_this_machine_matches_by_its_tail(t
     other.write_text("# another checkout's copy\n")
     assert locate_agent(str(other), repo_root()) == "agents/examples/random_agent.py"
     assert locate_agent(str(tmp_path / "other-checkout" / "nothing.py"), repo_root()) is None
+
+
+def _git_repo(folder, ignore):
+    import subprocess
+
+    folder.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(folder)], check=True)
+    (folder / ".gitignore").write_text(ignore)
+    return folder
+
+
+def test_an_agent_file_in_a_folder_git_ignores_is_refused(tmp_path):
+    """A clean clone has no sweeps/ or runs/: an entry pointing there could not be re-run by CI
+    (twelve v2 reference entries once named their sweep's copies and failed CI's render check)."""
+    repo = _git_repo(tmp_path / "repo", "/sweeps/\n")
+    for folder in ("sweeps/run", "agents/mine"):
+        (repo / folder).mkdir(parents=True)
+        shutil.copy(REPO / "agents/examples/random_agent.py", repo / folder / "random_agent.py")
+    with pytest.raises(Rejected) as refused:
+        submit(RECORD, "random (example)", "x", agent=repo / "sweeps/run/random_agent.py",
+               root=tmp_path / "board", repo=repo)  # fmt: skip
+    text = "\n".join(p.message for p in refused.value.report.problems)
+    assert "sweeps/run/random_agent.py is in a folder git ignores" in text
+    assert "agents/<name>/" in text
+    assert not (tmp_path / "board").exists() or not list((tmp_path / "board").rglob("*.json"))
+
+    path, entry, _ = submit(RECORD, "random (example)", "x",
+                            agent=repo / "agents/mine/random_agent.py",
+                            root=tmp_path / "board", repo=repo)  # fmt: skip
+    assert entry["leaderboard"]["agent_path"] == "agents/mine/random_agent.py"
+    assert path.is_file()
+
+
+def test_git_ignored_names_only_ignored_paths_and_nothing_outside_a_checkout(tmp_path):
+    from aht_bench.leaderboard.entries import git_ignored
+
+    repo = _git_repo(tmp_path / "repo", "/sweeps/\n*.tmp\n")
+    names = ["sweeps/a/b.safetensors", "agents/a.py", "agents/x.tmp"]
+    assert git_ignored(names, repo) == ["sweeps/a/b.safetensors", "agents/x.tmp"]
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / ".gitignore").write_text("/sweeps/\n")
+    assert git_ignored(names, plain) == []
