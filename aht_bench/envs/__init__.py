@@ -18,6 +18,8 @@ from aht_bench.envs import tasks as _tasks  # noqa: F401  (registers every task)
 from aht_bench.envs.compiled import Task, task
 from aht_bench.envs.core import Environment, EnvState, InvalidStateError, TimeStep
 from aht_bench.envs.registry import (
+    NoTrainingDefaultsError,
+    TrainingDefaults,
     UnknownTaskError,
     aliases,
     describe,
@@ -25,6 +27,7 @@ from aht_bench.envs.registry import (
     registered_ids,
     resolve,
     superseded_by,
+    training_defaults,
 )
 from aht_bench.envs.state_io import StateFileError, load_states, save_states
 from aht_bench.envs.wrappers import AutoReset, P0Starts, StoredStates
@@ -34,11 +37,13 @@ __all__ = [
     "EnvState",
     "Environment",
     "InvalidStateError",
+    "NoTrainingDefaultsError",
     "P0Starts",
     "StateFileError",
     "StoredStates",
     "Task",
     "TimeStep",
+    "TrainingDefaults",
     "UnknownTaskError",
     "aliases",
     "describe",
@@ -49,4 +54,5 @@ __all__ = [
     "save_states",
     "superseded_by",
     "task",
+    "training_defaults",
 ]

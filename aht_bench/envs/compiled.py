@@ -27,7 +27,15 @@ import jax
 import numpy as np
 
 from aht_bench.envs.core import Environment, EnvState, TimeStep
-from aht_bench.envs.registry import describe, make, registered_horizon, registered_ids, resolve
+from aht_bench.envs.registry import (
+    TrainingDefaults,
+    describe,
+    make,
+    registered_horizon,
+    registered_ids,
+    resolve,
+    training_defaults,
+)
 
 
 class CompiledTask(NamedTuple):
@@ -70,6 +78,12 @@ class Task:
     def horizon(self) -> int | None:
         """The episode length the task was registered with, known without building it."""
         return registered_horizon(self.id)
+
+    @property
+    def training(self) -> TrainingDefaults:
+        """What the training presets need of the task (`registry.training_defaults`; raises
+        `NoTrainingDefaultsError` for a task registered without them)."""
+        return training_defaults(self.id)
 
     @property
     def description(self) -> str:

@@ -10,9 +10,25 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from aht_bench.envs.core import Environment
+
+
+class TrainingDefaults(NamedTuple):
+    """What training needs to know of a task that its tables do not say: registered with the
+    task, so a new task states it in one place and no rule guesses it from the id."""
+
+    family: str
+    """The kind of task whose per-kind settings it shares: the methods' quick budgets and the
+    measured training rates of `aht-bench sweep`'s estimates ("lbf", "overcooked")."""
+    rollout_length: int
+    """Env steps per env in one rollout of every preset (128 on LBF; one whole 400-step
+    episode on Overcooked)."""
+
+
+class NoTrainingDefaultsError(ValueError):
+    """A task registered without `training`: the training presets cannot be built for it."""
 
 
 class UnknownTaskError(KeyError):
@@ -27,6 +43,7 @@ _DESCRIPTIONS: dict[str, str] = {}
 _HORIZONS: dict[str, int | None] = {}
 _ALIASES: dict[str, str] = {}
 _SUPERSEDED: dict[str, str] = {}
+_TRAINING: dict[str, TrainingDefaults] = {}
 
 
 def register(
@@ -34,11 +51,14 @@ def register(
     factory: Callable[[], Environment],
     description: str = "",
     horizon: int | None = None,
+    training: TrainingDefaults | None = None,
 ) -> None:
     """Register `factory` under `task_id` (which must end in -vN). Ids are never re-registered.
 
     `horizon` is the episode length the built task truncates at (its `horizon` attribute),
     recorded here so the Gymnasium registration can state it without building the task.
+    `training` is what the training presets need of the task (`TrainingDefaults`); a task
+    without it can be evaluated on, not trained on with a preset.
     """
     head, _, version = task_id.rpartition("-v")
     if not head or not version.isdigit():
@@ -48,6 +68,8 @@ def register(
     _REGISTRY[task_id] = factory
     _DESCRIPTIONS[task_id] = description
     _HORIZONS[task_id] = horizon
+    if training is not None:
+        _TRAINING[task_id] = training
 
 
 def alias(name: str, task_id: str) -> None:
@@ -108,6 +130,19 @@ def describe(task_id: str) -> str:
 def registered_horizon(task_id: str) -> int | None:
     """The horizon `task_id` was registered with (None if it gave none), without building it."""
     return _HORIZONS[resolve(task_id)]
+
+
+def training_defaults(task_id: str) -> TrainingDefaults:
+    """The `TrainingDefaults` `task_id` (an id or an alias) was registered with; raises
+    `NoTrainingDefaultsError` naming the fix for a task registered without them."""
+    resolved = resolve(task_id)
+    if resolved not in _TRAINING:
+        raise NoTrainingDefaultsError(
+            f"task {resolved!r} was registered without training defaults, so no preset can "
+            "train on it: register it with `training=TrainingDefaults(family=..., "
+            "rollout_length=...)` (aht_bench/envs/tasks.py)"
+        )
+    return _TRAINING[resolved]
 
 
 def aliases() -> dict[str, str]:

@@ -8,12 +8,16 @@ May import aht_bench.envs only (each backend lazily, in its factory).
 
 from __future__ import annotations
 
-from aht_bench.envs.registry import alias, register, supersede
+from aht_bench.envs.registry import TrainingDefaults, alias, register, supersede
 
 # Horizons of the lazily built tasks, so the registry knows them without importing a backend
 # (the built task's `horizon` must agree: tests/adapters/test_gym_conventions.py checks every id).
 LBF_HORIZON = 100
 OVERCOOKED_HORIZON = 400
+LBF_TRAINING = TrainingDefaults(family="lbf", rollout_length=128)
+OVERCOOKED_TRAINING = TrainingDefaults(family="overcooked", rollout_length=OVERCOOKED_HORIZON)
+"""What the training presets need of each family (`registry.TrainingDefaults`): on Overcooked a
+rollout is one whole episode."""
 
 EGO_SEATINGS: dict[str, tuple[tuple[int, ...], ...]] = {
     "matrix-regret-v1": ((0,),),  # the ego plays rows only (paper App. A)
@@ -72,7 +76,7 @@ def _register_all() -> None:
         ("lbf-po-v1", "LBF with view radius 2 (paper App. partial obs.)"),
         ("lbf-4p-v1", "LBF with 4 players: 2 ego + 2 teammates (App.)"),
     ):
-        register(variant, lbf(variant), description, horizon=LBF_HORIZON)
+        register(variant, lbf(variant), description, horizon=LBF_HORIZON, training=LBF_TRAINING)
 
     def overcooked(layout: str, version: int):
         def factory():
@@ -95,6 +99,7 @@ def _register_all() -> None:
             f"Overcooked {layout} (v1 protocol): horizon 400, +20 per soup, empty pots and hands "
             f"at reset, {sides[layout][0]}, counter pickups paid",
             horizon=OVERCOOKED_HORIZON,
+            training=OVERCOOKED_TRAINING,
         )
         register(
             f"overcooked-{layout}-v2",
@@ -102,6 +107,7 @@ def _register_all() -> None:
             f"Overcooked {layout} as the paper's code runs it: horizon 400, +20 per soup, "
             f"random object state at reset, {sides[layout][1]}, pile pickups paid only",
             horizon=OVERCOOKED_HORIZON,
+            training=OVERCOOKED_TRAINING,
         )
         # The short names mean the game the paper's numbers were measured on (issue 27); every
         # record names the full id, so a v1 result stays a v1 result.

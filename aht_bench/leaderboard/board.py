@@ -24,7 +24,7 @@ from aht_bench.evaluation.record import RUNS_SEEDS, agent_files
 from aht_bench.leaderboard import ledger, render
 from aht_bench.leaderboard import replays as replay_files
 from aht_bench.leaderboard import rerun as reruns
-from aht_bench.leaderboard.checks import Problem, Report, check_entry, schema_errors
+from aht_bench.leaderboard.checks import Problem, Report, check_entry
 from aht_bench.leaderboard.entries import (
     EntryError,
     EntryExistsError,
@@ -51,6 +51,7 @@ from aht_bench.leaderboard.rerun import (
     reproduce,
     rerun_entry,
 )
+from aht_bench.leaderboard.schema import schema_errors
 
 README = "README.md"
 HTML = "index.html"
@@ -130,16 +131,7 @@ def submit(
             ]
         else:
             agent_paths = [locate_agent(meta.get("agent_path"), repo)]
-    for rel in git_ignored([p for p in agent_paths if p], repo):
-        extra.append(
-            Problem(
-                "agent_path",
-                f"the agent file {rel} is in a folder git ignores (.gitignore): a clean "
-                "checkout will not have it, so CI could not re-run the entry; copy the file "
-                "(with its card or bundle) into a folder the repository keeps, such as "
-                "agents/<name>/, and pass that copy to --agent",
-            )
-        )
+    extra += _ignored_agent_files(agent_paths, repo)
     entry = make_entry(record, name, description, agent_paths if seeded else agent_paths[0])
     report = check_entry(entry, repo=repo)
     report.problems += extra
@@ -166,6 +158,21 @@ def submit(
         )
     write_entry(target, entry)
     return target, entry, report
+
+
+def _ignored_agent_files(agent_paths: list[str | None], repo: Path) -> list[Problem]:
+    """A problem for each agent file in a folder git ignores: a clean checkout (CI's) would
+    not have it, so the entry could not be re-run there."""
+    return [
+        Problem(
+            "agent_path",
+            f"the agent file {rel} is in a folder git ignores (.gitignore): a clean checkout "
+            "will not have it, so CI could not re-run the entry; copy the file (with its card "
+            "or bundle) into a folder the repository keeps, such as agents/<name>/, and pass "
+            "that copy to --agent",
+        )
+        for rel in git_ignored([p for p in agent_paths if p], repo)
+    ]
 
 
 def _is_seeded(record: dict[str, Any]) -> bool:

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from aht_bench.evaluation.record import agent_files, returns_of
-from aht_bench.leaderboard.checks import seating_key
 from aht_bench.leaderboard.entries import EntryError
+from aht_bench.leaderboard.schema import seating_key
 
 FOLDER = "replays"
 

@@ -7,7 +7,7 @@ the quick preset, on the machine their cards name (two CPU cores). An estimate i
 steps at that rate: on such a machine a one-seed run is somewhat faster, a paper-scale run on a
 GPU far faster; a method or task without a measured rate gets no estimate, never a guess.
 
-May import the standard library and aht_bench.sweeps.
+May import the standard library, aht_bench.sweeps and (lazily) aht_bench.envs.
 """
 
 from __future__ import annotations
@@ -53,7 +53,9 @@ def rate_of(method: str, task_id: str, preset: str = "quick") -> tuple[float, st
             if entry is not None:
                 via = "" if preset == "quick" else " (quick's per-step settings)"
                 return float(entry["env_steps_per_second_per_seed"]), entry["source"] + note + via
-    kind = "lbf" if task_id.startswith("lbf") else "overcooked"
+    from aht_bench.envs import training_defaults  # jax: only when a rate is looked up
+
+    kind = training_defaults(task_id).family  # "lbf" or "overcooked"
     entry = measured().get(f"{method}/{kind}/{preset}")
     if entry is not None:
         where = f"{preset} measured on {kind} (sweep_throughput.py --measure {preset})"

@@ -12,8 +12,8 @@
 - `br`: the paper gives no best-response table; the IPPO table (the base algorithm of every
   method) is used.
 
-What the tables do not give is ours and the same in every preset: rollout length (128 steps on
-LBF, one 400-step episode on Overcooked), gamma 0.99 and GAE lambda 0.95 (from the paper's
+What the tables do not give is ours and the same in every preset: rollout length (registered
+with the task, `envs.TrainingDefaults`: 128 steps on LBF, one 400-step episode on Overcooked), gamma 0.99 and GAE lambda 0.95 (from the paper's
 text), value-loss weight 0.5, gradient-norm clip 0.5 and per-minibatch advantage normalisation
 (PureJaxRL's), network sizes (MLP 64-64; GRU 64), shaped reward on with coefficient 1.
 
@@ -70,9 +70,12 @@ def lbf_and_layouts(lbf: T, overcooked: T) -> dict[str, T]:
 
 
 def paper_rollout_length(task_id: str) -> int:
-    """Env steps per env and rollout of every `paper` preset (not in the paper's tables): 128 on
-    LBF, one 400-step episode on Overcooked."""
-    return 128 if task_id.startswith("lbf") else 400
+    """Env steps per env and rollout of every `paper` preset (not in the paper's tables): the
+    task's registered `rollout_length` (`envs.training_defaults`: 128 on LBF, one 400-step
+    episode on Overcooked)."""
+    from aht_bench.envs import training_defaults
+
+    return training_defaults(task_id).rollout_length
 
 
 def paper_rollouts(task_id: str, num_envs: int) -> dict[str, Any]:

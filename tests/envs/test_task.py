@@ -52,3 +52,30 @@ def test_the_v1_overcooked_games_are_superseded_by_the_v2_ones():
     assert superseded_by("lbf") is None
     with pytest.raises(ValueError, match="unregistered id 'lbf-v9'"):
         supersede("lbf-v1", by="lbf-v9")
+
+
+def test_every_task_with_presets_registers_its_training_defaults():
+    """Rollout length and family come from the task's registration, not from its id's prefix."""
+    from aht_bench.training.presets import PAPER_TASKS, paper_rollout_length
+
+    for task_id in PAPER_TASKS:
+        defaults = envs.training_defaults(task_id)
+        assert envs.task(task_id).training == defaults
+        assert paper_rollout_length(task_id) == defaults.rollout_length
+        assert defaults.family == task_id.split("-")[0]
+    assert envs.training_defaults("forced_coord").rollout_length == 400  # an alias resolves
+    assert envs.training_defaults("lbf-po-v1").rollout_length == 128
+
+
+def test_a_task_registered_without_training_defaults_names_the_fix(monkeypatch):
+    from aht_bench.envs import registry
+    from aht_bench.envs.matrix import sabotage_game
+    from aht_bench.training.presets import paper_rollouts
+
+    monkeypatch.setitem(registry._REGISTRY, "untrained-v1", sabotage_game)
+    monkeypatch.setitem(registry._DESCRIPTIONS, "untrained-v1", "")
+    monkeypatch.setitem(registry._HORIZONS, "untrained-v1", 5)
+    with pytest.raises(envs.NoTrainingDefaultsError, match="untrained-v1.*TrainingDefaults"):
+        paper_rollouts("untrained-v1", 16)
+    with pytest.raises(envs.NoTrainingDefaultsError, match="sabotage-v1"):
+        envs.training_defaults("sabotage-v1")  # evaluated on, never trained with a preset

@@ -36,7 +36,7 @@ def _ego_stage(name: str, task_id: str, **overrides: Any) -> dict[str, Any]:
 
 def _paper(task_id: str) -> BRDivConfig:
     row = paper_tables.BRDIV[task_id]
-    minibatches = 4 if task_id.startswith("lbf") else 16
+    minibatches = paper_tables.IPPO[task_id].ppo.minibatches  # 4 on LBF, 16 on Overcooked
     return BRDivConfig(
         population_size=row.population_size,
         xp_coef=row.xp_coef,
