@@ -61,12 +61,14 @@ aht_bench.algorithms only.
 from __future__ import annotations
 
 import dataclasses
+from typing import NamedTuple
 
 from aht_bench.algorithms import rotate
 from aht_bench.algorithms.api import Method, MethodSetup, TaskConfig
 from aht_bench.algorithms.rotate import RotateState
-from aht_bench.training import paper_tables, presets
+from aht_bench.training import presets
 from aht_bench.training.config import PPOConfig, check_hidden
+from aht_bench.training.paper_tables import OpenEndedRow, PPORow, with_v2
 from aht_bench.training.report import Curve, IterationReport
 
 
@@ -140,12 +142,53 @@ REPORT = IterationReport(
 
 # -------------------------------------------------------------------------------------- presets
 
+
+class MinimaxRow(NamedTuple):
+    """A row of Table minimax_hyperparams: one set of PPO columns for the teammate and the ego."""
+
+    iterations: int
+    envs: int
+    ego_timesteps: float
+    teammate_timesteps: float
+    ppo: PPORow
+
+    @property
+    def open_ended(self) -> OpenEndedRow:
+        ppo = self.ppo
+        return OpenEndedRow(
+            self.iterations, self.envs, self.teammate_timesteps, ppo, self.ego_timesteps, ppo
+        )
+
+
+# Table minimax_hyperparams (bold values where the table searched)
+MINIMAX = with_v2(
+    {
+        "lbf-v1": MinimaxRow(30, 16, 2e6, 1e7, PPORow(1e-3, 15, 4, 0.03, 0.03, False)),
+        "overcooked-cramped_room-v1": MinimaxRow(
+            30, 16, 2e6, 6e6, PPORow(1e-4, 15, 8, 0.1, 0.1, True)
+        ),
+        "overcooked-asymm_advantages-v1": MinimaxRow(
+            30, 16, 2e6, 6e6, PPORow(1e-5, 15, 8, 0.05, 0.2, False)
+        ),
+        "overcooked-counter_circuit-v1": MinimaxRow(
+            20, 16, 6e6, 1.6e7, PPORow(1e-5, 15, 8, 0.005, 0.05, False)
+        ),
+        "overcooked-coord_ring-v1": MinimaxRow(
+            20, 16, 6e6, 1.6e7, PPORow(1e-4, 15, 8, 0.005, 0.1, False)
+        ),
+        "overcooked-forced_coord-v1": MinimaxRow(
+            20, 16, 6e6, 1.6e7, PPORow(5e-5, 15, 8, 0.01, 0.05, False)
+        ),
+    }
+)
+
+
 PAPER_TASKS = presets.PAPER_TASKS
 
 
 def _paper(task_id: str) -> MinimaxConfig:
     # the table's unmarked rows serve the teammate and the ego alike (module docstring)
-    row = paper_tables.MINIMAX[task_id].open_ended
+    row = MINIMAX[task_id].open_ended
     return MinimaxConfig(**presets.paper_open_ended(task_id, row))
 
 
@@ -170,7 +213,7 @@ def _medium(task_id: str) -> MinimaxConfig:
     medium_units`: that is more than quick's iteration), quick's per-step settings; whole
     updates of 64 x 128 steps."""
     quick = _quick(task_id)
-    row = paper_tables.MINIMAX[task_id]
+    row = MINIMAX[task_id]
     iterations, _ = presets.medium_units(
         row.iterations,
         row.teammate_timesteps + row.ego_timesteps,

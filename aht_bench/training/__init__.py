@@ -5,8 +5,9 @@
 - `losses`: the paper's generalised clip loss, entropy and value losses.
 - `ppo`: `Stream`, `make_stream`, `ppo_update` (epochs x minibatches over several streams).
 - `partners`: `SampledTeammate`, a policy drawing a population member per episode.
-- `config`: frozen, validated configs; `presets`: paper and quick configs, from the paper's
-  tables (`paper_tables`, transcribed once) and the quick settings.
+- `config`: frozen, validated configs; `presets`: paper and quick configs of the shared stages
+  (IPPO, best response, ego) from the paper's tables (`paper_tables`, transcribed once; each
+  method's own table is in its package) and the quick settings.
 - `driver`: the host loop (`init_seeds`, `update_seeds`, `iterate`, `run`, `TrainResult`).
 - `checkpoint`: a whole train state to/from safetensors + a verified JSON card.
 - `streams`: loss-stream tables (`LossTerm`, `loss_streams`), rollouts from stored start

@@ -12,6 +12,7 @@ from typing import Any
 from aht_bench.algorithms.brdiv.config import (
     BRDivConfig,
 )
+from aht_bench.algorithms.brdiv.paper_table import BRDIV
 from aht_bench.training import paper_tables, presets
 from aht_bench.training.config import EgoConfig
 from aht_bench.training.paper_tables import PPORow
@@ -35,7 +36,7 @@ def _ego_stage(name: str, task_id: str, **overrides: Any) -> dict[str, Any]:
 
 
 def _paper(task_id: str) -> BRDivConfig:
-    row = paper_tables.BRDIV[task_id]
+    row = BRDIV[task_id]
     minibatches = paper_tables.IPPO[task_id].ppo.minibatches  # 4 on LBF, 16 on Overcooked
     return BRDivConfig(
         population_size=row.population_size,
@@ -67,7 +68,7 @@ def _quick(task_id: str) -> BRDivConfig:
     return BRDivConfig(
         task_id=task_id,
         population_size=size,
-        xp_coef=paper_tables.BRDIV[task_id].xp_coef,
+        xp_coef=BRDIV[task_id].xp_coef,
         generation_timesteps=size**2 * _QUICK_ENVS * 128 * generation_updates,
         num_envs=_QUICK_ENVS,
         rollout_length=128,
@@ -87,7 +88,7 @@ def _medium(task_id: str) -> BRDivConfig:
     32 envs x 128 steps per pair), quick's PPO settings, the medium ego stage
     (`presets.medium_ego`)."""
     quick = _quick(task_id)
-    row = paper_tables.BRDIV[task_id]
+    row = BRDIV[task_id]
     n = row.population_size
     batch = n * n * quick.num_envs * quick.rollout_length
     return dataclasses.replace(

@@ -11,7 +11,8 @@ import dataclasses
 from aht_bench.algorithms.cole.config import (
     ColeConfig,
 )
-from aht_bench.training import paper_tables, presets
+from aht_bench.algorithms.cole.paper_table import COLE
+from aht_bench.training import presets
 
 # -------------------------------------------------------------------------------------- presets
 
@@ -19,7 +20,7 @@ PAPER_TASKS = presets.PAPER_TASKS
 
 
 def _paper(task_id: str) -> ColeConfig:
-    row = paper_tables.COLE[task_id]
+    row = COLE[task_id]
     # not in the table: rollout length (presets' 128 on LBF, one 400-step episode on
     # Overcooked), eval_envs 64, MLP 64-64, gamma/GAE lambda/value and gradient clips as in
     # every preset (aht_bench.training.presets)
@@ -44,7 +45,7 @@ _QUICK_BUDGET = presets.lbf_and_layouts(lbf=(4, 2_097_152), overcooked=(4, 786_4
 
 def _quick(task_id: str) -> ColeConfig:
     size, steps = _QUICK_BUDGET[task_id]
-    row = paper_tables.COLE[task_id]
+    row = COLE[task_id]
     return ColeConfig(
         population_size=size,
         timesteps_per_iteration=steps,
@@ -61,7 +62,7 @@ def _medium(task_id: str) -> ColeConfig:
     quick's member, else more members of quick's size (`presets.medium_units`); whole updates of
     2 x 64 envs x 128 steps, quick's settings."""
     quick = _quick(task_id)
-    row = paper_tables.COLE[task_id]
+    row = COLE[task_id]
     members, steps = presets.medium_units(
         row.population_size, row.timesteps_per_iteration, quick.timesteps_per_iteration
     )

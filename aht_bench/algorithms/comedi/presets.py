@@ -12,7 +12,8 @@ from aht_bench.algorithms.comedi.config import (
     ROLLOUTS_PER_UPDATE,
     CoMeDiConfig,
 )
-from aht_bench.training import paper_tables, presets
+from aht_bench.algorithms.comedi.paper_table import COMEDI
+from aht_bench.training import presets
 from aht_bench.training.config import EgoConfig
 from aht_bench.training.paper_tables import PPORow
 from aht_bench.training.report import Curve, IterationReport
@@ -28,7 +29,7 @@ _PAPER_EGO_ITERATIONS = 10  # not the paper's: checkpoints of the ego stage (one
 
 
 def _paper(task_id: str) -> CoMeDiConfig:
-    row = paper_tables.COMEDI[task_id]
+    row = COMEDI[task_id]
     ego = presets.get("ego", "paper", task_id)
     assert isinstance(ego, EgoConfig)
     return CoMeDiConfig(
@@ -58,7 +59,7 @@ _QUICK_BUDGET = presets.lbf_and_layouts(lbf=(128, 128 * 8_192), overcooked=(64, 
 
 def _quick(task_id: str) -> CoMeDiConfig:
     updates, ego_steps = _QUICK_BUDGET[task_id]
-    row = paper_tables.COMEDI[task_id]
+    row = COMEDI[task_id]
     ego = presets.get("ego", "quick", task_id)
     assert isinstance(ego, EgoConfig)
     rollouts = presets.quick_rollouts(task_id, num_envs=32)
@@ -79,7 +80,7 @@ def _medium(task_id: str) -> CoMeDiConfig:
     than quick's teammate), whole updates of quick's rollouts, quick's PPO settings; the
     medium ego stage (`presets.medium_ego`) in the paper preset's 10 chunks."""
     quick = _quick(task_id)
-    row = paper_tables.COMEDI[task_id]
+    row = COMEDI[task_id]
     teammates, steps = presets.medium_units(
         10, row.timesteps_per_iteration, quick.teammate_timesteps
     )

@@ -11,7 +11,8 @@ import dataclasses
 from aht_bench.algorithms.fcp.config import (
     FCPConfig,
 )
-from aht_bench.training import paper_tables, presets
+from aht_bench.algorithms.fcp.paper_table import FCP
+from aht_bench.training import presets
 from aht_bench.training.config import EgoConfig, IPPOConfig
 
 # -------------------------------------------------------------------------------------- presets
@@ -27,7 +28,7 @@ _EGO_FIELDS = ("total_timesteps", "num_envs", "rollout_length", "ppo", "hidden")
 
 
 def _paper(task_id: str) -> FCPConfig:
-    row = paper_tables.FCP[task_id]
+    row = FCP[task_id]
     ippo_preset = presets.get("ippo", "paper", task_id)
     ego_preset = presets.get("ego", "paper", task_id)
     assert isinstance(ippo_preset, IPPOConfig) and isinstance(ego_preset, EgoConfig)
@@ -90,7 +91,7 @@ def _medium(task_id: str) -> FCPConfig:
     (`presets.medium_units`; a tenth of the paper's 2-4M-step team is below quick's), the
     paper's 5 checkpoints each, and the medium ego stage (`presets.medium_ego`)."""
     quick = _quick(task_id)
-    row = paper_tables.FCP[task_id]
+    row = FCP[task_id]
     teams, _ = presets.medium_units(row.seeds, row.timesteps_per_agent, quick.teammate_timesteps)
     ego = presets.medium_ego(task_id)
     return dataclasses.replace(

@@ -11,7 +11,8 @@ import dataclasses
 from aht_bench.algorithms.paired.config import (
     PairedConfig,
 )
-from aht_bench.training import paper_tables, presets
+from aht_bench.algorithms.paired.paper_table import PAIRED
+from aht_bench.training import presets
 from aht_bench.training.paper_tables import PPORow
 
 # -------------------------------------------------------------------------------------- presets
@@ -20,7 +21,7 @@ PAPER_TASKS = presets.PAPER_TASKS
 
 
 def _paper(task_id: str) -> PairedConfig:
-    row = paper_tables.PAIRED[task_id]
+    row = PAIRED[task_id]
     # one set of PPO hyperparameters for all three learners (module docstring)
     ppo = presets.paper_ppo(PPORow(row.lr, 15, row.minibatches, row.ent, row.clip, False))
     return PairedConfig(

@@ -9,11 +9,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from aht_bench.algorithms.comedi.paper_table import COMEDI
 from aht_bench.algorithms.rotate.config import (
     V1_TEAMMATE_OBJECTIVE,
     RotateConfig,
 )
-from aht_bench.training import paper_tables, presets
+from aht_bench.algorithms.rotate.paper_table import ROTATE
+from aht_bench.training import presets
 
 # -------------------------------------------------------------------------------------- presets
 
@@ -32,7 +34,7 @@ def _weights(task_id: str, lambda_1: float, lambda_2: float) -> dict[str, Any]:
     CoMeDi's tuned mixed-play weights (variant `mixed_play`) and the teammate objective."""
     # CoMeDi's tuned mixed-play weights: the mixed-play ablation uses "the same hyperparameters as
     # ROTATE and CoMeDi's tuned mixed-play weights" (App. teammate_gen_ablations)
-    comedi = paper_tables.COMEDI[task_id]
+    comedi = COMEDI[task_id]
     return {
         "competence_weight_xp": float(lambda_1),
         "competence_weight_sp": float(lambda_2),
@@ -43,7 +45,7 @@ def _weights(task_id: str, lambda_1: float, lambda_2: float) -> dict[str, Any]:
 
 
 def _paper(task_id: str) -> RotateConfig:
-    row = paper_tables.ROTATE[task_id]
+    row = ROTATE[task_id]
     return RotateConfig(
         **presets.paper_open_ended(task_id, row.open_ended),
         **_weights(task_id, row.lambda_1, row.lambda_2),
@@ -61,7 +63,7 @@ _QUICK_BUDGET = presets.lbf_and_layouts(
 
 def _quick(task_id: str) -> RotateConfig:
     iterations, teammate_steps, ego_steps = _QUICK_BUDGET[task_id]
-    row = paper_tables.ROTATE[task_id]
+    row = ROTATE[task_id]
     lambda_1, lambda_2 = row.lambda_1, row.lambda_2
     if task_id == "lbf-v1":
         # the top of the paper's grid: with 4 (the paper's) the quick LBF teammates lost
@@ -83,7 +85,7 @@ def _medium(task_id: str) -> RotateConfig:
     below quick's, which the quick presets need for a competent teammate), with Eq. 7, the
     paper's teammate objective, on every task (LBF too, with quick's competence weights)."""
     quick = _quick(task_id)
-    row = paper_tables.ROTATE[task_id]
+    row = ROTATE[task_id]
     iterations, _ = presets.medium_units(
         row.iterations,
         row.teammate_timesteps + row.ego_timesteps,
