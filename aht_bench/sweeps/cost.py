@@ -53,9 +53,12 @@ def rate_of(method: str, task_id: str, preset: str = "quick") -> tuple[float, st
             if entry is not None:
                 via = "" if preset == "quick" else " (quick's per-step settings)"
                 return float(entry["env_steps_per_second_per_seed"]), entry["source"] + note + via
-    from aht_bench.envs import training_defaults  # jax: only when a rate is looked up
+    from aht_bench.envs import NoTrainingDefaultsError, training_defaults  # jax: only here
 
-    kind = training_defaults(task_id).family  # "lbf" or "overcooked"
+    try:
+        kind = training_defaults(task_id).family  # "lbf" or "overcooked"
+    except NoTrainingDefaultsError:  # e.g. the sabotage game: its own preset, no measured rate
+        return None
     entry = measured().get(f"{method}/{kind}/{preset}")
     if entry is not None:
         where = f"{preset} measured on {kind} (sweep_throughput.py --measure {preset})"
