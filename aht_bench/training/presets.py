@@ -13,9 +13,10 @@
   method) is used.
 
 What the tables do not give is ours and the same in every preset: rollout length (registered
-with the task, `envs.TrainingDefaults`: 128 steps on LBF, one 400-step episode on Overcooked), gamma 0.99 and GAE lambda 0.95 (from the paper's
-text), value-loss weight 0.5, gradient-norm clip 0.5 and per-minibatch advantage normalisation
-(PureJaxRL's), network sizes (MLP 64-64; GRU 64), shaped reward on with coefficient 1.
+with the task, `envs.TrainingDefaults`: 128 steps on LBF, one 400-step episode on Overcooked),
+gamma 0.99 and GAE lambda 0.95 (from the paper's text), value-loss weight 0.5, gradient-norm
+clip 0.5 and per-minibatch advantage normalisation (PureJaxRL's), network sizes (MLP 64-64;
+GRU 64), shaped reward on with coefficient 1.
 
 `quick`: minutes on two CPU cores, tuned here for the learning checks in
 tests/algorithms/test_quick_presets.py (IPPO: cramped_room base return >= 150, LBF >= 0.4;
