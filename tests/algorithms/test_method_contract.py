@@ -1,6 +1,7 @@
-"""One contract for every training method `aht-bench train` runs (`aht_bench.runs.ALGORITHMS`),
-parametrised over all of them (issue 31, step 5):
+"""One contract for every training method `aht-bench train` runs (`aht_bench.runs.ALGORITHMS`,
+one per line of `aht_bench.catalog.METHODS`), parametrised over all of them (issue 31, step 5):
 
+- each catalogue line names its module and the module's preset names;
 - the module exposes what its loop drives (update methods: `init`, `update`, `learner_params`,
   `network`, their presets in `training.presets`; iteration methods: a `METHOD`
   (`aht_bench.algorithms.api.Method`) that the run driver drives, and `init_seeds`, `iterate`,
@@ -25,9 +26,10 @@ import jax
 import numpy as np
 import pytest
 
-from aht_bench import runs
+from aht_bench import catalog, runs
 from aht_bench.algorithms.api import Method, TaskConfig
 from aht_bench.runs import smoke
+from aht_bench.training import presets
 
 METHODS = sorted(runs.ALGORITHMS)
 UPDATE_API = ("init", "update", "learner_params", "network")  # presets: training.presets
@@ -51,6 +53,19 @@ def _spec(method: str, preset: str = "quick", task: str = smoke.TASK, **kw: Any)
 
 def test_the_smoke_table_covers_every_method():
     assert sorted(smoke.OVERRIDES) == METHODS
+
+
+def test_each_catalogue_line_names_its_module_and_presets():
+    # the CLI reads the names and presets from the catalogue without importing the modules
+    assert len(set(catalog.names())) == len(catalog.METHODS), "a method is registered twice"
+    for entry in catalog.METHODS:
+        algo = runs.get(entry.name)
+        assert algo.module.__name__ == entry.module
+        if entry.loop == "update":
+            real = {p for a, p in presets.PRESETS if a == entry.name}
+        else:
+            real = set(algo.module.METHOD.presets)
+        assert set(entry.presets) == real == set(algo.presets), entry.name
 
 
 @pytest.mark.parametrize("method", METHODS)
