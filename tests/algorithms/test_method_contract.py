@@ -7,7 +7,8 @@ one per line of `aht_bench.catalog.METHODS`), parametrised over all of them (iss
   (`aht_bench.algorithms.api.Method`) that the run driver drives, and `init_seeds`, `iterate`,
   `ego_params`, `population`, `networks`, `REPORT`, `preset` and `PRESETS` bound from it);
 - every preset it lists resolves on LBF and on an Overcooked v2 task (ROTATE's `sabotage` on the
-  sabotage game), and its smoke-run overrides (`aht_bench.runs.smoke`) validate;
+  sabotage game), and its smoke-run overrides (its module's `SMOKE`, `aht_bench.runs.smoke`)
+  validate;
 - a bad value and an unknown field are refused with the field named;
 - (slow) the smoke run trains; a run stopped by SIGTERM after its first step and resumed ends
   with final policies bit-identical to an uninterrupted run's; and what it publishes loads as
@@ -51,7 +52,9 @@ def _spec(method: str, preset: str = "quick", task: str = smoke.TASK, **kw: Any)
     return runs.RunSpec(method, task, preset, teammates=teammates, **kw)
 
 
-def test_the_smoke_table_covers_every_method():
+def test_every_method_has_its_smoke_overrides():
+    missing = [m for m in METHODS if not hasattr(runs.get(m).module, "SMOKE")]
+    assert not missing, f"no SMOKE (the overrides of a smoke run) in the modules of {missing}"
     assert sorted(smoke.OVERRIDES) == METHODS
 
 
