@@ -15,7 +15,7 @@ from aht_bench.catalog import METHODS, Entry
 from aht_bench.runs.loops import UPDATES, Algorithm, IterationLoop
 
 
-def _algorithm(entry: Entry) -> Algorithm:
+def algorithm(entry: Entry) -> Algorithm:
     """The catalogue line `entry` with its module imported. An iteration method's loop drives
     its `METHOD` (`aht_bench.algorithms.api.Method`), and its presets are the METHOD's."""
     module = importlib.import_module(entry.module)
@@ -38,7 +38,7 @@ def _algorithm(entry: Entry) -> Algorithm:
     )
 
 
-ALGORITHMS: dict[str, Algorithm] = {entry.name: _algorithm(entry) for entry in METHODS}
+ALGORITHMS: dict[str, Algorithm] = {entry.name: algorithm(entry) for entry in METHODS}
 """What `aht-bench train` can run (and `aht_bench.runs.train` drives), in the catalogue's
 order."""
 
