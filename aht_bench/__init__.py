@@ -3,9 +3,9 @@
 Subpackages, bottom to top (each imports only the ones below it; tests/test_layers.py):
 `envs` (functional JAX environments, registry, wrappers, rendering), `policies`, `adapters`
 (the Gymnasium and PettingZoo shells), `training` (the PPO core), `algorithms` (the methods),
-`runs` (the run driver), `evaluation` (BRProx), `heldout` (the teammate sets), `leaderboard`,
-`experiments`, and `cli`. The library never imports from the data folders `agents/`,
-`heldout/` or `leaderboard/`.
+`catalog` (the methods by name: one line each), `runs` (the run driver), `evaluation` (BRProx),
+`heldout` (the teammate sets), `leaderboard`, `experiments`, and `cli`. The library never
+imports from the data folders `agents/`, `heldout/` or `leaderboard/`.
 
 Importing the package asks XLA for deterministic GPU programs (`XLA_FLAGS`, see
 `deterministic_gpu_ops`) unless `XLA_FLAGS` already sets `--xla_gpu_deterministic_ops`.

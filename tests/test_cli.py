@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
+import click
 import numpy as np
 from click.testing import CliRunner
 from PIL import Image
@@ -74,11 +78,29 @@ def test_check_agent_plays_an_agent_file_in_process(tmp_path):
     assert "check-agent" in CliRunner().invoke(main, ["--help"]).output
 
 
-def test_train_lists_every_registered_algorithm():
-    from aht_bench import cli
+def test_train_lists_every_registered_algorithm_and_preset():
+    # both read the catalogue: its order is --help's, its preset names the --preset choices
+    from aht_bench import catalog, cli
     from aht_bench.runs import ALGORITHMS
 
-    assert set(cli.TRAINABLE) == set(ALGORITHMS)
+    assert cli.TRAINABLE == tuple(ALGORITHMS) == catalog.names()
+    assert set(catalog.preset_names()) == {p for a in ALGORITHMS.values() for p in a.presets}
+    assert catalog.preset_names() == ("quick", "medium", "paper", "sabotage")
+    train = main.get_command(click.Context(main), "train")
+    assert train is not None
+    choices = {p.name: getattr(p.type, "choices", None) for p in train.params}
+    assert tuple(choices["algorithm"]) == cli.TRAINABLE
+    assert tuple(choices["preset"]) == catalog.preset_names()
+
+
+def test_the_catalogue_imports_no_method_and_no_jax():
+    # what `aht-bench train --help` needs of it comes without a method module or JAX
+    code = (
+        "import sys, aht_bench.catalog as c; c.names(); c.preset_names(); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('jax', 'aht_bench')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['aht_bench', 'aht_bench.catalog']"
 
 
 def test_check_agent_takes_the_memory_limit_the_readme_shows(tmp_path):

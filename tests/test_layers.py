@@ -19,6 +19,7 @@ LAYERS = (
     "adapters",
     "training",
     "algorithms",
+    "catalog",
     "runs",
     "evaluation",
     "heldout",
@@ -28,7 +29,9 @@ LAYERS = (
     "play",
     "cli",
 )
-"""Bottom to top. `aht_bench` itself (`__version__`) is below all of them."""
+"""Bottom to top. `aht_bench` itself (`__version__`) is below all of them. `catalog` (the
+training methods by name, standard library only) sits above the methods it names, so no method
+reads the list of methods, and below the run driver and the CLI that read it."""
 
 KNOWN_UPWARD = {
     ("adapters/gym.py", "aht_bench.evaluation.teammates"),

@@ -21,15 +21,11 @@ over the PPO core in `aht_bench.training`:
 `rotate` and the baselines are each a `Method` (`METHOD`: presets, `init`, one iteration's
 `step`, `networks`, `population`, `REPORT`), a package of `config.py`, `core.py` and
 `presets.py` (`minimax`, ROTATE's variant, one module), and bind `init_seeds`, `iterate`,
-`run`, `train`, `ego_params` and `preset` from it (docs/write_your_own_method.md). Long runs on
-disk (`aht-bench train`) are `aht_bench.runs`, which sits above this package: its
-`registry.ALGORITHMS` names the methods it drives, and how.
+`run`, `train`, `ego_params` and `preset` from it (docs/write_your_own_method.md). Every method
+module also has `SMOKE`: the overrides of its quick preset for a run of a few updates
+(`aht_bench.runs.smoke`). Import a method as `from aht_bench.algorithms import rotate`: this
+package imports none of them. The catalogue above it (`aht_bench.catalog.METHODS`, one line per
+method) names them for `aht-bench train`, whose run driver (`aht_bench.runs`) imports them.
 
 May import aht_bench.envs, aht_bench.policies and aht_bench.training only.
 """
-
-from __future__ import annotations
-
-from aht_bench.algorithms import br, brdiv, cole, comedi, ego, fcp, ippo, minimax, paired, rotate
-
-__all__ = ["br", "brdiv", "cole", "comedi", "ego", "fcp", "ippo", "minimax", "paired", "rotate"]

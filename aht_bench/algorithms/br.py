@@ -22,7 +22,7 @@ from aht_bench.training.rollout import make_env
 
 BRState = FixedPartnerState
 
-__all__ = ["BRState", "init", "learner_params", "network", "train", "update"]
+__all__ = ["SMOKE", "BRState", "init", "learner_params", "network", "train", "update"]
 
 
 def network(config: BRConfig) -> MLPActorCritic:
@@ -34,3 +34,14 @@ def network(config: BRConfig) -> MLPActorCritic:
 init, update, train = fixed_partner.bind(network)
 """`init(key, config, teammates)`, `update(state, config)` and `train(key, config, teammates,
 num_seeds=1, on_update=None)` of the best response (`fixed_partner.Learner`)."""
+
+
+SMOKE = (
+    "total_timesteps=384",
+    "num_envs=8",
+    "rollout_length=16",
+    "ppo.num_epochs=1",
+    "ppo.num_minibatches=2",
+)
+"""The smoke run (`aht_bench.runs.smoke`): overrides of the quick preset (as `aht-bench train
+--set` takes them) for a whole run of a few PPO updates on LBF."""

@@ -23,7 +23,7 @@ from aht_bench.training.rollout import make_env
 
 EgoState = FixedPartnerState
 
-__all__ = ["EgoState", "init", "learner_params", "network", "train", "update"]
+__all__ = ["SMOKE", "EgoState", "init", "learner_params", "network", "train", "update"]
 
 
 def network(config: EgoConfig) -> RecurrentEgo:
@@ -35,3 +35,14 @@ def network(config: EgoConfig) -> RecurrentEgo:
 init, update, train = fixed_partner.bind(network)
 """`init(key, config, teammates)`, `update(state, config)` and `train(key, config, teammates,
 num_seeds=1, on_update=None)` of the ego agent (`fixed_partner.Learner`)."""
+
+
+SMOKE = (
+    "total_timesteps=384",
+    "num_envs=8",
+    "rollout_length=16",
+    "ppo.num_epochs=1",
+    "ppo.num_minibatches=2",
+)
+"""The smoke run (`aht_bench.runs.smoke`): overrides of the quick preset (as `aht-bench train
+--set` takes them) for a whole run of a few PPO updates on LBF."""

@@ -142,3 +142,14 @@ def train(
     """A whole IPPO run for `num_seeds` seeds at once (seed i uses `split(key, num_seeds)[i]`)."""
     state = init_seeds(jax.random.split(key, num_seeds), init, config)
     return run(state, update, config, learner_params, on_update=on_update)
+
+
+SMOKE = (
+    "total_timesteps=384",
+    "num_envs=8",
+    "rollout_length=16",
+    "ppo.num_epochs=1",
+    "ppo.num_minibatches=2",
+)
+"""The smoke run (`aht_bench.runs.smoke`): overrides of the quick preset (as `aht-bench train
+--set` takes them) for a whole run of a few PPO updates on LBF."""

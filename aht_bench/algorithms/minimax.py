@@ -234,6 +234,20 @@ PRESETS: dict[str, dict[str, MinimaxConfig]] = presets.per_task(
 )
 """preset name -> task id -> config."""
 
+SMOKE = (
+    "iterations=2",
+    "teammate_timesteps=512",
+    "ego_timesteps=256",
+    "num_envs=8",
+    "rollout_length=16",
+    "teammate_ppo.num_epochs=1",
+    "teammate_ppo.num_minibatches=2",
+    "ego_ppo.num_epochs=1",
+    "ego_ppo.num_minibatches=2",
+)
+"""The smoke run (`aht_bench.runs.smoke`): overrides of the quick preset (as `aht-bench train
+--set` takes them) for a whole run of a few PPO updates per stage on LBF."""
+
 
 _EXHAUSTED = "raise iterations= in the config to go on (the buffer has one slot per iteration)"
 """What to do once a run has done all its iterations."""

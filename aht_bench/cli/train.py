@@ -1,8 +1,8 @@
 """`aht-bench train`: a method trained on a task into a run folder, resumable, its seeds split
 over devices on request.
 
-May import click, the standard library, aht_bench.envs (for types) and (inside the command)
-aht_bench.runs and aht_bench.training.
+May import click, the standard library, aht_bench.catalog, aht_bench.envs (for types) and
+(inside the command) aht_bench.runs and aht_bench.training.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from aht_bench import catalog
 from aht_bench.cli.common import (
     EXIT_SIGINT,
     EXIT_TRAINING_DIVERGED,
@@ -41,9 +42,9 @@ Exit codes:
   143  SIGTERM: stopped at an update (rotate: iteration) boundary after a checkpoint
        (continue with --resume)"""
 
-TRAINABLE = ("ippo", "br", "ego", "rotate", "fcp", "brdiv", "comedi", "paired", "minimax", "cole")
-"""The keys of `aht_bench.runs.ALGORITHMS` (listed here so `--help` does not import JAX;
-tests/test_cli.py checks they agree)."""
+TRAINABLE = catalog.names()
+"""The methods of the catalogue (`aht_bench.catalog.METHODS`, the keys of
+`aht_bench.runs.ALGORITHMS`), read without importing a method so that `--help` imports none."""
 
 
 @main.command(epilog=TRAIN_EXIT_CODES_HELP)
@@ -51,7 +52,7 @@ tests/test_cli.py checks they agree)."""
 @task_option(required=False)
 @click.option(
     "--preset",
-    type=click.Choice(["quick", "medium", "paper", "sabotage"]),
+    type=click.Choice(catalog.preset_names()),
     default=None,
     help="quick: minutes on two CPU cores; medium (ROTATE and the baselines): a tenth of the "
     "paper's env steps at quick's per-step settings, about an hour for three seeds on two CPU "

@@ -1,48 +1,46 @@
-"""The methods `aht-bench train` can run, by name (`ALGORITHMS`, `get`), each with the loop that
-drives it: `UPDATES` (one PPO update per step: ippo, br, ego) or an `IterationLoop` over the
-method's `METHOD` (one outer-loop iteration per step: ROTATE and the baselines).
+"""The methods `aht-bench train` can run, by name (`ALGORITHMS`, `get`): one `Algorithm` per line
+of the catalogue (`aht_bench.catalog.METHODS`), each with the loop that drives it: `UPDATES`
+(one PPO update per step: ippo, br, ego) or an `IterationLoop` over the method's `METHOD` (one
+outer-loop iteration per step: ROTATE and the baselines).
 
-May import aht_bench.algorithms and aht_bench.runs.
+May import aht_bench.catalog, aht_bench.algorithms (the modules the catalogue names, imported
+by name) and aht_bench.runs.
 """
 
 from __future__ import annotations
 
-from types import ModuleType
+import importlib
 
-from aht_bench.algorithms import br, brdiv, cole, comedi, ego, fcp, ippo, minimax, paired, rotate
-from aht_bench.runs.loops import Algorithm, IterationLoop
+from aht_bench.catalog import METHODS, Entry
+from aht_bench.runs.loops import UPDATES, Algorithm, IterationLoop
 
 
-def _iterations(name: str, module: ModuleType) -> Algorithm:
-    """An iteration-based method: the module's `METHOD` (`aht_bench.algorithms.api.Method`),
-    driven one iteration per step."""
+def algorithm(entry: Entry) -> Algorithm:
+    """The catalogue line `entry` with its module imported. An iteration method's loop drives
+    its `METHOD` (`aht_bench.algorithms.api.Method`), and its presets are the METHOD's."""
+    module = importlib.import_module(entry.module)
+    if entry.loop == "update":
+        return Algorithm(
+            entry.name,
+            module,
+            needs_teammates=entry.needs_teammates,
+            per_agent=entry.per_agent,
+            loop=UPDATES,
+            presets=entry.presets,
+        )
     return Algorithm(
-        name,
+        entry.name,
         module,
-        needs_teammates=False,
+        needs_teammates=entry.needs_teammates,
+        per_agent=entry.per_agent,
         loop=IterationLoop(module.METHOD),
         presets=tuple(module.METHOD.presets),
     )
 
 
-ALGORITHMS: dict[str, Algorithm] = {
-    "ippo": Algorithm("ippo", ippo, needs_teammates=False, per_agent=True),
-    "br": Algorithm("br", br, needs_teammates=True, per_agent=False),
-    "ego": Algorithm("ego", ego, needs_teammates=True, per_agent=False),
-    **{
-        name: _iterations(name, module)
-        for name, module in (
-            ("rotate", rotate),
-            ("comedi", comedi),
-            ("fcp", fcp),
-            ("paired", paired),
-            ("minimax", minimax),
-            ("brdiv", brdiv),
-            ("cole", cole),
-        )
-    },
-}
-"""What `aht-bench train` can run (and `aht_bench.runs.train` drives)."""
+ALGORITHMS: dict[str, Algorithm] = {entry.name: algorithm(entry) for entry in METHODS}
+"""What `aht-bench train` can run (and `aht_bench.runs.train` drives), in the catalogue's
+order."""
 
 
 def get(name: str) -> Algorithm:

@@ -1,12 +1,14 @@
-"""One contract for every training method `aht-bench train` runs (`aht_bench.runs.ALGORITHMS`),
-parametrised over all of them (issue 31, step 5):
+"""One contract for every training method `aht-bench train` runs (`aht_bench.runs.ALGORITHMS`,
+one per line of `aht_bench.catalog.METHODS`), parametrised over all of them (issue 31, step 5):
 
+- each catalogue line names its module and the module's preset names;
 - the module exposes what its loop drives (update methods: `init`, `update`, `learner_params`,
   `network`, their presets in `training.presets`; iteration methods: a `METHOD`
   (`aht_bench.algorithms.api.Method`) that the run driver drives, and `init_seeds`, `iterate`,
   `ego_params`, `population`, `networks`, `REPORT`, `preset` and `PRESETS` bound from it);
 - every preset it lists resolves on LBF and on an Overcooked v2 task (ROTATE's `sabotage` on the
-  sabotage game), and its smoke-run overrides (`aht_bench.runs.smoke`) validate;
+  sabotage game), and its smoke-run overrides (its module's `SMOKE`, `aht_bench.runs.smoke`)
+  validate;
 - a bad value and an unknown field are refused with the field named;
 - (slow) the smoke run trains; a run stopped by SIGTERM after its first step and resumed ends
   with final policies bit-identical to an uninterrupted run's; and what it publishes loads as
@@ -25,9 +27,10 @@ import jax
 import numpy as np
 import pytest
 
-from aht_bench import runs
+from aht_bench import catalog, runs
 from aht_bench.algorithms.api import Method, TaskConfig
 from aht_bench.runs import smoke
+from aht_bench.training import presets
 
 METHODS = sorted(runs.ALGORITHMS)
 UPDATE_API = ("init", "update", "learner_params", "network")  # presets: training.presets
@@ -49,8 +52,23 @@ def _spec(method: str, preset: str = "quick", task: str = smoke.TASK, **kw: Any)
     return runs.RunSpec(method, task, preset, teammates=teammates, **kw)
 
 
-def test_the_smoke_table_covers_every_method():
+def test_every_method_has_its_smoke_overrides():
+    missing = [m for m in METHODS if not hasattr(runs.get(m).module, "SMOKE")]
+    assert not missing, f"no SMOKE (the overrides of a smoke run) in the modules of {missing}"
     assert sorted(smoke.OVERRIDES) == METHODS
+
+
+def test_each_catalogue_line_names_its_module_and_presets():
+    # the CLI reads the names and presets from the catalogue without importing the modules
+    assert len(set(catalog.names())) == len(catalog.METHODS), "a method is registered twice"
+    for entry in catalog.METHODS:
+        algo = runs.get(entry.name)
+        assert algo.module.__name__ == entry.module
+        if entry.loop == "update":
+            real = {p for a, p in presets.PRESETS if a == entry.name}
+        else:
+            real = set(algo.module.METHOD.presets)
+        assert set(entry.presets) == real == set(algo.presets), entry.name
 
 
 @pytest.mark.parametrize("method", METHODS)

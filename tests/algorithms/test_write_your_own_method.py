@@ -1,7 +1,9 @@
-"""docs/write_your_own_method.md runs as written: its method (the first Python block) is under
-200 lines, trains over the method contract, resumes bit for bit, publishes a population and an
-ego that load as policies, and runs through the run driver behind `aht-bench train`; its usage
-block (the second) runs as written with a smaller preset."""
+"""docs/write_your_own_method.md runs as written: its method (the first Python block, saved as
+`aht_bench.algorithms.self_play`) is under 200 lines, trains over the method contract, resumes
+bit for bit, publishes a population and an ego that load as policies, and runs through the run
+driver behind `aht-bench train` from its catalogue line (the third block); its usage block (the
+second) runs as written with a smaller preset. tests/algorithms/test_add_a_method.py adds it to
+a copy of the package as the page says."""
 
 import importlib.util
 import re
@@ -13,10 +15,12 @@ import jax
 import numpy as np
 import pytest
 
-from aht_bench import runs
+from aht_bench import catalog, runs
 from aht_bench.policies import load_policy, load_population
+from aht_bench.runs import registry
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "write_your_own_method.md"
+MODULE = "aht_bench.algorithms.self_play"  # where the page saves the method
 TINY = {"teammate_updates": 2, "ego_updates": 2, "num_envs": 4, "rollout_length": 16}
 
 
@@ -29,13 +33,20 @@ def self_play(tmp_path_factory) -> ModuleType:
     folder = tmp_path_factory.mktemp("method")
     path = folder / "self_play.py"
     path.write_text(_blocks()[0])
-    spec = importlib.util.spec_from_file_location("self_play", path)
+    spec = importlib.util.spec_from_file_location(MODULE, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules["self_play"] = module
+    sys.modules[MODULE] = module  # `from aht_bench.algorithms import self_play` finds it
     spec.loader.exec_module(module)
     yield module
-    del sys.modules["self_play"]
+    del sys.modules[MODULE]
+
+
+def _catalogue_line() -> catalog.Entry:
+    """The page's line for `aht_bench.catalog.METHODS`."""
+    line = _blocks()[2].strip()
+    assert line.startswith("Entry(") and line.endswith("),") and "\n" not in line
+    return eval(line.removesuffix(","), {"Entry": catalog.Entry})
 
 
 def _equal(a, b) -> bool:
@@ -76,14 +87,13 @@ def test_the_method_trains_resumes_and_publishes(self_play, tmp_path):
     assert _equal(loaded[1], ego)
 
 
-def test_the_run_driver_trains_it(self_play, tmp_path):
-    algo = runs.Algorithm(
-        "self_play",
-        self_play,
-        needs_teammates=False,
-        loop=runs.IterationLoop(self_play.METHOD),
-        presets=("quick",),
-    )
+def test_the_run_driver_trains_it_from_its_catalogue_line(self_play, tmp_path):
+    entry = _catalogue_line()
+    assert (entry.name, entry.module) == ("self_play", MODULE)
+    algo = registry.algorithm(entry)  # as the registry builds `runs.ALGORITHMS`
+    assert isinstance(algo.loop, runs.IterationLoop) and algo.loop.method is self_play.METHOD
+    assert algo.module is self_play
+    assert algo.presets == tuple(self_play.PRESETS) == entry.presets
     overrides = (("iterations", "2"), *((k, str(v)) for k, v in TINY.items()))
     # two seeds, as in the test above: the same config and shapes reuse its compiled iteration
     spec = runs.RunSpec(algorithm="self_play", task_id="lbf", num_seeds=2, overrides=overrides)

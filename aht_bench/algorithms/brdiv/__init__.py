@@ -97,3 +97,20 @@ def best_responses(
     """The best responses of one seed as a `Population` (host arrays), BR j paired with
     confederate j (`seed=None`: an unbatched state); of a config or a setup."""
     return core.best_responses(state, METHOD.setup_of(config), seed)
+
+
+SMOKE = (
+    "population_size=2",
+    "generation_timesteps=1024",
+    "num_envs=8",
+    "rollout_length=16",
+    "generation_iterations=1",
+    "ego_iterations=1",
+    "ego_timesteps=256",
+    "ego_num_envs=8",
+    "ego_rollout_length=16",
+    "generation_ppo.num_epochs=1",
+    "generation_ppo.num_minibatches=2",
+)
+"""The smoke run (`aht_bench.runs.smoke`): overrides of the quick preset (as `aht-bench train
+--set` takes them) for a whole run of a few PPO updates per stage on LBF."""

@@ -93,3 +93,16 @@ METHOD: Method[ColeConfig, ColeState] = Method(
 )
 """COLE as a `Method`: what `aht-bench train cole` drives."""
 init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()
+
+
+SMOKE = (
+    "population_size=2",
+    "timesteps_per_iteration=256",
+    "num_envs=8",
+    "rollout_length=16",
+    "eval_envs=4",
+    "ppo.num_epochs=1",
+    "ppo.num_minibatches=2",
+)
+"""The smoke run (`aht_bench.runs.smoke`): overrides of the quick preset (as `aht-bench train
+--set` takes them) for a whole run of a few PPO updates per stage on LBF."""

@@ -92,3 +92,20 @@ METHOD: Method[CoMeDiConfig, CoMeDiState] = Method(
 )
 """CoMeDi as a `Method`: what `aht-bench train comedi` drives."""
 init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()
+
+
+SMOKE = (
+    "population_size=2",
+    "teammate_timesteps=512",
+    "num_envs=8",
+    "rollout_length=16",
+    "ego_timesteps=256",
+    "ego_num_envs=8",
+    "ego_iterations=1",
+    "teammate_ppo.num_epochs=1",
+    "teammate_ppo.num_minibatches=2",
+    "ego_ppo.num_epochs=1",
+    "ego_ppo.num_minibatches=2",
+)
+"""The smoke run (`aht_bench.runs.smoke`): overrides of the quick preset (as `aht-bench train
+--set` takes them) for a whole run of a few PPO updates per stage on LBF."""

@@ -79,3 +79,22 @@ METHOD: Method[FCPConfig, FCPState] = Method(
 )
 """FCP as a `Method`: what `aht-bench train fcp` drives."""
 init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()
+
+
+SMOKE = (
+    "num_ippo_seeds=2",
+    "num_checkpoints=2",
+    "teammate_timesteps=512",
+    "teammate_num_envs=8",
+    "teammate_rollout_length=16",
+    "ego_timesteps=256",
+    "ego_num_envs=8",
+    "ego_rollout_length=16",
+    "ego_iterations=1",
+    "teammate_ppo.num_epochs=1",
+    "teammate_ppo.num_minibatches=2",
+    "ego_ppo.num_epochs=1",
+    "ego_ppo.num_minibatches=2",
+)
+"""The smoke run (`aht_bench.runs.smoke`): overrides of the quick preset (as `aht-bench train
+--set` takes them) for a whole run of a few PPO updates per stage on LBF."""

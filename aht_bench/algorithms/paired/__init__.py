@@ -91,3 +91,17 @@ METHOD: Method[PairedConfig, PairedState] = Method(
 )
 """PAIRED as a `Method`: what `aht-bench train paired` drives."""
 init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()
+
+
+SMOKE = (
+    "iterations=2",
+    "total_timesteps=512",
+    "num_envs=8",
+    "rollout_length=16",
+    "teammate_ppo.num_epochs=1",
+    "teammate_ppo.num_minibatches=2",
+    "ego_ppo.num_epochs=1",
+    "ego_ppo.num_minibatches=2",
+)
+"""The smoke run (`aht_bench.runs.smoke`): overrides of the quick preset (as `aht-bench train
+--set` takes them) for a whole run of a few PPO updates per stage on LBF."""

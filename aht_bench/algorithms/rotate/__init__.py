@@ -117,3 +117,18 @@ METHOD: Method[RotateConfig, RotateState] = Method(
 )
 """ROTATE as a `Method`: what `aht-bench train rotate` drives."""
 init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()
+
+
+SMOKE = (
+    "iterations=2",
+    "teammate_timesteps=1024",
+    "ego_timesteps=256",
+    "num_envs=8",
+    "rollout_length=16",
+    "teammate_ppo.num_epochs=1",
+    "teammate_ppo.num_minibatches=2",
+    "ego_ppo.num_epochs=1",
+    "ego_ppo.num_minibatches=2",
+)
+"""The smoke run (`aht_bench.runs.smoke`): overrides of the quick preset (as `aht-bench train
+--set` takes them) for a whole run of a few PPO updates per stage on LBF."""
