@@ -6,15 +6,15 @@ properties), its setup (a `MethodSetup`: the env, networks, pairings and optimis
 from its config), its presets, and one `Method`:
 
     METHOD = Method(
-        "ROTATE",     # name, in messages
-        PRESETS,      # preset name -> task id -> config
-        setup,        # config -> the run's setup, `.networks.ego` among its parts
-        init,         # (key, setup) -> the state of one seed
-        step,         # (state, setup, done) -> (state, metrics): iteration done + 1 of every
-                      #   seed (leading seed axis)
-        population,   # (state, setup, seed) -> the population it publishes
-        REPORT,       # the curves and progress metrics of a run
-        "raise iterations= ...",  # how to go on once every iteration is done
+        name="ROTATE",        # in messages
+        presets=PRESETS,      # preset name -> task id -> config
+        setup=setup,          # config -> the run's setup, `.networks.ego` among its parts
+        init=init,            # (key, setup) -> the state of one seed
+        step=step,            # (state, setup, done) -> (state, metrics): iteration done + 1 of
+                              #   every seed (leading seed axis)
+        population=population,  # (state, setup, seed) -> the population it publishes
+        report=REPORT,        # the curves and progress metrics of a run
+        exhausted="raise iterations= ...",  # how to go on once every iteration is done
     )
     init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()
 
@@ -207,6 +207,20 @@ def _ego_of(state: Any) -> Params:
     return state.ego
 
 
+class Bound(NamedTuple):
+    """A method's functions by name, as its module binds them (`Method.bound`); the same
+    fields in the same order as the module's line `init_seeds, iterate, ... = METHOD.bound()`."""
+
+    init_seeds: Callable[..., Any]
+    iterate: Callable[..., tuple[Any, Metrics]]
+    run: Callable[..., Result[Any]]
+    train: Callable[..., Result[Any]]
+    ego_params: Callable[..., Params]
+    preset: Callable[..., Any]
+    networks: Callable[..., Any]
+    population: Callable[..., Population]
+
+
 @dataclasses.dataclass(frozen=True)
 class Method(Generic[C, S]):
     """An iteration-based training method (module docstring)."""
@@ -302,30 +316,19 @@ class Method(Generic[C, S]):
         setup = self.setup_of(config)
         return self.run(self.init_seeds(key, setup, num_seeds), setup, on_iteration=on_iteration)
 
-    def bound(
-        self,
-    ) -> tuple[
-        Callable[..., S],
-        Callable[..., tuple[S, Metrics]],
-        Callable[..., Result[S]],
-        Callable[..., Result[S]],
-        Callable[..., Params],
-        Callable[..., C],
-        Callable[..., Any],
-        Callable[..., Population],
-    ]:
+    def bound(self) -> Bound:
         """`init_seeds`, `iterate`, `run`, `train`, `ego_params`, `preset`, `networks` and
-        `published` (as `population`), for the method's module to bind to those names
-        (`rotate.train(key, config)`)."""
-        return (
-            self.init_seeds,
-            self.iterate,
-            self.run,
-            self.train,
-            self.ego_params,
-            self.preset,
-            self.networks,
-            self.published,
+        `published` (as `population`), named (`Bound`), for the method's module to bind to
+        those names (`rotate.train(key, config)`)."""
+        return Bound(
+            init_seeds=self.init_seeds,
+            iterate=self.iterate,
+            run=self.run,
+            train=self.train,
+            ego_params=self.ego_params,
+            preset=self.preset,
+            networks=self.networks,
+            population=self.published,
         )
 
     def ego_params(self, state: S, seed: int | None = 0) -> Params:

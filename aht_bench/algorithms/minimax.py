@@ -253,14 +253,14 @@ _EXHAUSTED = "raise iterations= in the config to go on (the buffer has one slot 
 """What to do once a run has done all its iterations."""
 
 METHOD: Method[MinimaxConfig, RotateState] = Method(
-    "Minimax",
-    PRESETS,
-    setup,
-    rotate.init,
-    rotate.core.step,
-    rotate.core.population,
-    REPORT,
-    _EXHAUSTED,
+    name="Minimax",
+    presets=PRESETS,
+    setup=setup,
+    init=rotate.init,
+    step=rotate.core.step,
+    population=rotate.core.population,
+    report=REPORT,
+    exhausted=_EXHAUSTED,
 )
 """Minimax Return as a `Method`: what `aht-bench train minimax` drives; one step is ROTATE's
 (`rotate.core.step` on `setup(config)`): a teammate minimising the current ego's return joins

@@ -85,7 +85,15 @@ _EXHAUSTED = "raise ego_iterations or generation_iterations only in a new run"
 """What to do once a run has done all its iterations."""
 
 METHOD: Method[BRDivConfig, BRDivState] = Method(
-    "BRDiv", PRESETS, setup, init, core.step, core.population, REPORT, _EXHAUSTED, ego_of
+    name="BRDiv",
+    presets=PRESETS,
+    setup=setup,
+    init=init,
+    step=core.step,
+    population=core.population,
+    report=REPORT,
+    exhausted=_EXHAUSTED,
+    ego=ego_of,
 )
 """BRDiv as a `Method`: what `aht-bench train brdiv` drives."""
 init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()

@@ -89,7 +89,14 @@ _EXHAUSTED = (
 """What to do once a run has done all its iterations."""
 
 METHOD: Method[ColeConfig, ColeState] = Method(
-    "COLE", PRESETS, setup, init, core.step, core.population, REPORT, _EXHAUSTED
+    name="COLE",
+    presets=PRESETS,
+    setup=setup,
+    init=init,
+    step=core.step,
+    population=core.population,
+    report=REPORT,
+    exhausted=_EXHAUSTED,
 )
 """COLE as a `Method`: what `aht-bench train cole` drives."""
 init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()

@@ -88,7 +88,15 @@ _EXHAUSTED = "raise ego_iterations or population_size in a new run to go on"
 """What to do once a run has done all its iterations."""
 
 METHOD: Method[CoMeDiConfig, CoMeDiState] = Method(
-    "CoMeDi", PRESETS, setup, init, core.step, core.population, REPORT, _EXHAUSTED, ego_of
+    name="CoMeDi",
+    presets=PRESETS,
+    setup=setup,
+    init=init,
+    step=core.step,
+    population=core.population,
+    report=REPORT,
+    exhausted=_EXHAUSTED,
+    ego=ego_of,
 )
 """CoMeDi as a `Method`: what `aht-bench train comedi` drives."""
 init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()

@@ -75,7 +75,15 @@ _EXHAUSTED = "raise ego_iterations or ego_timesteps in a new run to train longer
 """What to do once a run has done all its iterations."""
 
 METHOD: Method[FCPConfig, FCPState] = Method(
-    "FCP", PRESETS, setup, init, core.step, core.population, REPORT, _EXHAUSTED, ego_of
+    name="FCP",
+    presets=PRESETS,
+    setup=setup,
+    init=init,
+    step=core.step,
+    population=core.population,
+    report=REPORT,
+    exhausted=_EXHAUSTED,
+    ego=ego_of,
 )
 """FCP as a `Method`: what `aht-bench train fcp` drives."""
 init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()

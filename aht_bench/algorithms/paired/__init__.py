@@ -87,7 +87,15 @@ _EXHAUSTED = "raise iterations= (and total_timesteps=) in the config for a longe
 """What to do once a run has done all its iterations."""
 
 METHOD: Method[PairedConfig, PairedState] = Method(
-    "PAIRED", PRESETS, setup, init, core.step, core.population, REPORT, _EXHAUSTED, ego_of
+    name="PAIRED",
+    presets=PRESETS,
+    setup=setup,
+    init=init,
+    step=core.step,
+    population=core.population,
+    report=REPORT,
+    exhausted=_EXHAUSTED,
+    ego=ego_of,
 )
 """PAIRED as a `Method`: what `aht-bench train paired` drives."""
 init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()

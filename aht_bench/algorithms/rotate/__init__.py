@@ -113,7 +113,14 @@ _EXHAUSTED = "raise iterations= in the config to go on (the buffer has one slot 
 """What to do once a run has done all its iterations."""
 
 METHOD: Method[RotateConfig, RotateState] = Method(
-    "ROTATE", PRESETS, setup, init, core.step, core.population, REPORT, _EXHAUSTED
+    name="ROTATE",
+    presets=PRESETS,
+    setup=setup,
+    init=init,
+    step=core.step,
+    population=core.population,
+    report=REPORT,
+    exhausted=_EXHAUSTED,
 )
 """ROTATE as a `Method`: what `aht-bench train rotate` drives."""
 init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()
