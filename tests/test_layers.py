@@ -188,3 +188,31 @@ def test_no_function_is_over_100_lines_and_no_method_file_over_500():
         if (n := len(p.read_text().splitlines())) > 500
     ]
     assert big == []
+
+
+def _is_click_command(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Decorated `@<group>.command(...)` or `@<group>.group(...)` (click)."""
+    return any(
+        isinstance(d, ast.Call)
+        and isinstance(d.func, ast.Attribute)
+        and d.func.attr in ("command", "group")
+        for d in node.decorator_list
+    )
+
+
+def test_no_file_is_over_800_lines_and_no_click_command_over_60():
+    """Issue 54's limits: a command parses, calls the library and prints; a module is a room."""
+    big = [
+        f"{p.relative_to(PACKAGE)}: {n}"
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if (n := len(p.read_text().splitlines())) > 800
+    ]
+    assert big == []
+    long = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and _is_click_command(node):
+                lines = node.end_lineno - node.lineno + 1  # type: ignore[operator]
+                if lines > 60:
+                    long.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}: {lines}")
+    assert long == []

@@ -15,6 +15,7 @@ aht_bench.evaluation.record and aht_bench.heldout (`verify` checks the published
 
 from __future__ import annotations
 
+import functools
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -167,9 +168,39 @@ def submit(
     aht-bench leaderboard submit results/my_agent/lbf-v1.json --name "my agent" \\
         --description "PPO ego agent, 3M steps, seed 0"
     """
-    from aht_bench.leaderboard import board, entries
+    from aht_bench.leaderboard import board
 
     episodes = _rerun_episodes(episodes)
+    name, description = _checked_texts(name, description)
+    target, previous = _target_of(result, name)
+    path, entry = _write_submission(result, name, description, agent, replace, debug)
+    if no_rerun:
+        click.echo(f"wrote {path} ({_summary(entry)})")
+        click.echo(
+            f"next: `{_command('verify ' + path.stem)}` re-runs the agent in the sandbox "
+            f"(the entry is ranked only once a re-run reproduces it), then `{_command('render')}` "
+            f"updates {_pages()}"
+        )
+        return
+    click.echo(
+        f"re-running the agent in the sandbox ({episodes} episodes per teammate and seating)..."
+    )
+    try:
+        v = board.verify(path, rerun=True, episodes=episodes, replays=replays, timeout=timeout)
+    except BaseException:
+        _undo(path if target is None else target, previous)
+        _forget(path)
+        raise
+    _report_submitted_rerun(v, path, previous if target == path else None)
+    ranked = "ranked" if v.rerun is not None else "unranked (not re-run)"
+    click.echo(f"wrote {path} ({_summary(entry)}); {ranked}")
+    click.echo(f"next: `{_command('render')}` updates {_pages()}")
+
+
+def _checked_texts(name: str, description: str) -> tuple[str, str]:
+    """--name and --description as an entry keeps them, or the usage error naming the option."""
+    from aht_bench.leaderboard import entries
+
     try:
         name = entries.check_name(name)
     except entries.EntryError as e:
@@ -178,7 +209,21 @@ def submit(
         description = entries.check_description(description)
     except entries.EntryError as e:
         raise click.BadParameter(str(e), param_hint="--description") from None
-    target, previous = _target_of(result, name)
+    return name, description
+
+
+def _write_submission(
+    result: Path,
+    name: str,
+    description: str,
+    agent: tuple[Path, ...],
+    replace: bool,
+    debug: bool,
+) -> tuple[Path, dict[str, Any]]:
+    """`board.submit` (the checks, then the entry file), its report printed; a rejected record
+    exits with EXIT_FAILED, a bad argument with a usage error."""
+    from aht_bench.leaderboard import board, entries
+
     try:
         path, entry, report = board.submit(
             result, name, description, agent=list(agent) or None, replace=replace
@@ -203,37 +248,23 @@ def submit(
         click.echo(f"ok: {line}")
     for note in report.notes:
         click.echo(f"note: {note}")
-    if no_rerun:
-        click.echo(f"wrote {path} ({_summary(entry)})")
-        click.echo(
-            f"next: `{_command('verify ' + path.stem)}` re-runs the agent in the sandbox "
-            f"(the entry is ranked only once a re-run reproduces it), then `{_command('render')}` "
-            f"updates {_pages()}"
-        )
-        return
-    click.echo(
-        f"re-running the agent in the sandbox ({episodes} episodes per teammate and seating)..."
-    )
-    try:
-        v = board.verify(path, rerun=True, episodes=episodes, replays=replays, timeout=timeout)
-    except BaseException:
-        _undo(path if target is None else target, previous)
-        _forget(path)
-        raise
+    return path, entry
+
+
+def _report_submitted_rerun(v: Any, path: Path, previous: bytes | None) -> None:
+    """Print the submitted entry's re-run; when it did not reproduce the record, put the entry
+    file back as it was (`previous`), drop what the re-run wrote and exit with EXIT_FAILED."""
     if v.rerun_skipped:
         click.echo(f"note: {v.rerun_skipped}")
     _print_rerun(v)
     if not v.ok:
-        _undo(path, previous if target == path else None)
+        _undo(path, previous)
         _forget(path)
         for problem in v.report.problems:
             click.echo(f"error: {problem.message}", err=True)
         click.echo("submission rejected: the re-run did not reproduce the record; nothing was "
                    "written", err=True)  # fmt: skip
         raise click.exceptions.Exit(EXIT_FAILED)
-    ranked = "ranked" if v.rerun is not None else "unranked (not re-run)"
-    click.echo(f"wrote {path} ({_summary(entry)}); {ranked}")
-    click.echo(f"next: `{_command('render')}` updates {_pages()}")
 
 
 def _command(sub: str) -> str:
@@ -392,40 +423,23 @@ def verify(
     aht-bench leaderboard verify random-example--lbf-v1--v1
     aht-bench leaderboard verify --all --no-rerun
     """
-    from aht_bench.leaderboard import board, entries
+    from aht_bench.leaderboard import board
 
     episodes = _rerun_episodes(episodes)
     paths = _entries_to_verify(entry, all_entries, since)
     if paths is None:
         return
-    checked = _on_checked(episodes, reproduce)
-    failed = 0
-    for path in paths:
-        try:
-            v = board.verify(
-                path,
-                rerun=not no_rerun,
-                episodes=episodes,
-                salt=salt,
-                again=reproduce,
-                timeout=timeout,
-                on_checked=checked,
-                replays=replays,
-            )
-        except entries.EntryError as e:
-            click.echo(f"error: {e}", err=True)
-            failed += 1
-            continue
-        except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
-            raise
-        except Exception as e:
-            raise _internal_error(e, debug) from None
-        _print_rerun(v)
-        if v.ok:
-            click.echo(f"  verified: {_summary(v.entry)} (the record's claim)")
-        else:
-            failed += 1
-            click.echo(f"  FAILED: {path}", err=True)
+    verify_one = functools.partial(
+        board.verify,
+        rerun=not no_rerun,
+        episodes=episodes,
+        salt=salt,
+        again=reproduce,
+        timeout=timeout,
+        on_checked=_on_checked(episodes, reproduce),
+        replays=replays,
+    )
+    failed = sum(not _verified(path, verify_one, debug) for path in paths)
     problems = _board_problems() if all_entries else []
     for problem in problems:
         click.echo(f"error: {problem}", err=True)
@@ -435,6 +449,28 @@ def verify(
             what + (f"; {len(problems)} problem(s) of the board" if problems else ""), err=True
         )
         raise click.exceptions.Exit(EXIT_FAILED)
+
+
+def _verified(path: Path, verify_one: Callable[[Path], Any], debug: bool) -> bool:
+    """`verify_one(path)` (`board.verify` with the command's options), its outcome printed:
+    whether the entry passed."""
+    from aht_bench.leaderboard import entries
+
+    try:
+        v = verify_one(path)
+    except entries.EntryError as e:
+        click.echo(f"error: {e}", err=True)
+        return False
+    except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt):
+        raise
+    except Exception as e:
+        raise _internal_error(e, debug) from None
+    _print_rerun(v)
+    if v.ok:
+        click.echo(f"  verified: {_summary(v.entry)} (the record's claim)")
+    else:
+        click.echo(f"  FAILED: {path}", err=True)
+    return v.ok
 
 
 def _rerun_episodes(episodes: int | None) -> int:
