@@ -1,4 +1,4 @@
-"""The package's layers (ARCHITECTURE.md, "Repository layout"): a module imports only from its
+"""The package's layers (`LAYERS` below, bottom to top): a module imports only from its
 own layer or the layers below it, at module level or inside a function alike. In particular
 `training/` imports no method and `algorithms/` never imports the run driver (`runs/`).
 

@@ -9,7 +9,7 @@ table; its presets use the IPPO table (the base algorithm of every method).
     mates = TeammateSet(["independent_agent_0"], [(heuristic, None)])
     result = br.train(key, presets.get("br", "quick", "cramped_room"), mates)
 
-May import jax, aht_bench.envs, aht_bench.policies and aht_bench.training only.
+May import aht_bench.policies, aht_bench.training and aht_bench.algorithms (fixed_partner) only.
 """
 
 from __future__ import annotations

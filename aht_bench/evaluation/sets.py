@@ -419,7 +419,7 @@ def _build_member(task: Task, folder: Path, member: dict[str, Any]) -> tuple[Any
         except ValueError as e:
             raise TeammateSetIntegrityError(f"member {name}: {e}") from None
     if "file" in member:
-        return _load_weights(folder, name, member)
+        return load_member_weights(folder, name, member)
     if "seat_files" in member:
         from aht_bench.policies.seated import SeatPair
 
@@ -428,7 +428,7 @@ def _build_member(task: Task, folder: Path, member: dict[str, Any]) -> tuple[Any
             raise TeammateSetIntegrityError(
                 f"member {name} of the set in {folder}: seat_files must list seat 0 then seat 1"
             )
-        (left, p_left), (right, p_right) = (_load_weights(folder, name, f) for f in files)
+        (left, p_left), (right, p_right) = (load_member_weights(folder, name, f) for f in files)
         try:
             pair = SeatPair.for_env(task.env, (left, right))
         except ValueError as e:
@@ -439,7 +439,7 @@ def _build_member(task: Task, folder: Path, member: dict[str, Any]) -> tuple[Any
     )
 
 
-def _load_weights(folder: Path, name: str, entry: dict[str, Any]) -> tuple[Any, Any]:
+def load_member_weights(folder: Path, name: str, entry: dict[str, Any]) -> tuple[Any, Any]:
     """(policy, params) of the weight file `entry["file"]`, checked against `entry["sha256"]`."""
     from aht_bench.policies.io import PolicyFileError, load_policy
 

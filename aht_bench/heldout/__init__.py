@@ -132,7 +132,7 @@ def bc_partner(task: str | Task, version: str | None = None) -> tuple[Any, Any]:
     the human data, so an ego agent may train with it and still be evaluated fairly against the
     human proxy (cloned from the test split). Verified."""
     from aht_bench import envs
-    from aht_bench.evaluation.sets import _load_weights, resolve_set_folder
+    from aht_bench.evaluation.sets import load_member_weights, resolve_set_folder
 
     task = envs.task(task)
     version = _version(task, version, HUMAN_PROXY)
@@ -141,7 +141,7 @@ def bc_partner(task: str | Task, version: str | None = None) -> tuple[Any, Any]:
     entry = manifest.get("bc_partner")
     if not isinstance(entry, dict):
         raise TeammateSetError(f"the set in {folder} ships no bc_partner")
-    return _load_weights(folder, "bc_partner", entry)
+    return load_member_weights(folder, "bc_partner", entry)
 
 
 def _is_published(folder: Path) -> bool:
