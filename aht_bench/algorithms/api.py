@@ -42,7 +42,6 @@ import numpy as np
 
 from aht_bench.algorithms.common import (
     iterations_done,
-    lookup_preset,
     require_at_least,
     run_iterations,
     stack_seeds,
@@ -59,6 +58,7 @@ from aht_bench.training.config import (
     require,
     resolve_task_id,
 )
+from aht_bench.training.presets import lookup
 from aht_bench.training.report import IterationReport
 from aht_bench.training.rollout import init_params
 from aht_bench.training.setup import Setup
@@ -252,7 +252,7 @@ class Method(Generic[C, S]):
     def preset(self, name: str, task: str | Task, **overrides: Any) -> C:
         """The `name` config of the method on `task` (a `Task`, or an id or alias); keyword
         `overrides` replace fields, and the result is validated like any config."""
-        return lookup_preset(self.name, self.presets, name, task, **overrides)
+        return lookup(self.name, self.presets, name, task, **overrides)
 
     def setup_of(self, config: C | MethodSetup) -> MethodSetup:
         """`config`'s setup, built now; a setup is returned as it is."""

@@ -8,16 +8,14 @@ May import jax, numpy, aht_bench.envs, aht_bench.policies and aht_bench.training
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
 import jax
 import numpy as np
 
-from aht_bench.envs import Task
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.training.config import EGO_STAGE_FIELDS, PPOConfig, require
 from aht_bench.training.ppo import ppo_update
@@ -218,32 +216,6 @@ def check_choice(field: str, value: str, choices: tuple[str, ...]) -> None:
         close = difflib.get_close_matches(value, choices, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise ValueError(f"{field}={value!r} is invalid: use one of {choices}{hint}")
-
-
-def lookup_preset(
-    method: str,
-    presets: Mapping[str, Mapping[str, C]],
-    name: str,
-    task: str | Task,
-    **overrides: Any,
-) -> C:
-    """`presets[name][task id of task]` (`task`: a `Task`, or an id or alias) with `overrides`
-    replacing fields (validated like any config); a KeyError that lists what exists if either
-    is unknown."""
-    from aht_bench import envs
-
-    if name not in presets:
-        close = difflib.get_close_matches(name, list(presets), n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise KeyError(f"no {method} preset {name!r}.{hint} Known: {', '.join(presets)}")
-    task_id = envs.task(task).id
-    if task_id not in presets[name]:
-        raise KeyError(
-            f"the {name!r} {method} preset has no {task_id!r}; it covers "
-            f"{', '.join(sorted(presets[name]))}"
-        )
-    config = presets[name][task_id]
-    return dataclasses.replace(config, **overrides) if overrides else config  # type: ignore[type-var]
 
 
 def stack_seeds(init: Callable[[jax.Array, C], S], key: jax.Array, config: C, num_seeds: int) -> S:

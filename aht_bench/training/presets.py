@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from aht_bench.training import paper_tables
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from aht_bench.envs import Task
 
 T = TypeVar("T")
+C = TypeVar("C")
 
 PAPER_TASKS_V1 = (
     "lbf-v1",
@@ -279,25 +280,43 @@ def _choose(kind: str, name: str, known: list[str]) -> None:
         raise KeyError(f"no {kind} {name!r}.{hint} Known: {', '.join(known)}")
 
 
+def lookup(
+    owner: str,
+    presets: Mapping[str, Mapping[str, C]],
+    name: str,
+    task: str | Task,
+    **overrides: Any,
+) -> C:
+    """`presets[name][task id of task]` (`task`: a `Task`, or an id or alias) with keyword
+    `overrides` replacing top-level fields (validated like any config): the one preset lookup
+    of the suite (`get` here, `Method.preset` of every method). A KeyError that lists what
+    exists, naming `owner` (the algorithm or method), if the preset or the task is unknown."""
+    from aht_bench import envs
+
+    if name not in presets:
+        close = difflib.get_close_matches(name, list(presets), n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise KeyError(f"no {owner} preset {name!r}.{hint} Known: {', '.join(presets)}")
+    task_id = envs.task(task).id
+    if task_id not in presets[name]:
+        raise KeyError(
+            f"the {name!r} {owner} preset has no {task_id!r}; it covers "
+            f"{', '.join(sorted(presets[name]))}"
+        )
+    config = presets[name][task_id]
+    return dataclasses.replace(config, **overrides) if overrides else config  # type: ignore[type-var]
+
+
 def get(algorithm: str, preset: str, task: str | Task, **overrides: object) -> RunConfig:
-    """The `preset` ("paper" or "quick") config of `algorithm` on `task` (a `Task`, or an id or
-    alias).
+    """The `preset` ("paper" or "quick") config of `algorithm` (ippo, br or ego) on `task` (a
+    `Task`, or an id or alias), through `lookup`.
 
     Keyword `overrides` replace top-level fields (`total_timesteps=...`, `ppo=...`); the result
     is validated like any config.
     """
-    from aht_bench import envs
-
     _choose("algorithm", algorithm, sorted({a for a, _ in PRESETS}))
-    _choose("preset", preset, sorted({p for a, p in PRESETS if a == algorithm}))
-    task_id = envs.task(task).id
-    table = PRESETS[(algorithm, preset)]
-    if task_id not in table:
-        raise KeyError(
-            f"the {preset!r} {algorithm} preset has no {task_id!r}; it covers "
-            f"{', '.join(sorted(table))}"
-        )
-    return dataclasses.replace(table[task_id], **overrides) if overrides else table[task_id]
+    tables = {p: table for (a, p), table in PRESETS.items() if a == algorithm}
+    return lookup(algorithm, tables, preset, task, **overrides)
 
 
 def names() -> list[tuple[str, str, str]]:
