@@ -347,7 +347,14 @@ def test_an_agent_in_the_temp_folder_sees_no_other_file_of_it():
     finally:
         agent.unlink(missing_ok=True)
         secret.unlink()
-    assert seen["HERE"] == [agent.name]
+    # The package and the Python environment the agent runs on show read-only at their own
+    # paths, as beside an agent at the checkout root: a checkout under the temp folder (a clone
+    # in /tmp) shows its top folder, holding those two and nothing else of the checkout.
+    bound = sandbox.Sandbox.default(REPO / "agents" / "examples" / "random_agent.py").read_only
+    real_temp = temp.resolve()
+    runs_on = {d.relative_to(real_temp).parts[0] for d in bound if d.is_relative_to(real_temp)}
+    assert set(seen["HERE"]) <= {agent.name, *runs_on}, seen["HERE"]
+    assert agent.name in seen["HERE"]
     assert seen["SECRET"] == "FileNotFoundError"
 
 
