@@ -9,12 +9,13 @@ table; its presets use the IPPO table (the base algorithm of every method).
     mates = TeammateSet(["independent_agent_0"], [(heuristic, None)])
     result = br.train(key, presets.get("br", "quick", "cramped_room"), mates)
 
-May import aht_bench.policies, aht_bench.training and aht_bench.algorithms (fixed_partner) only.
+May import aht_bench.policies, aht_bench.training and aht_bench.algorithms (fixed_partner, ippo)
+only.
 """
 
 from __future__ import annotations
 
-from aht_bench.algorithms import fixed_partner
+from aht_bench.algorithms import fixed_partner, ippo
 from aht_bench.algorithms.fixed_partner import FixedPartnerState, learner_params
 from aht_bench.policies.networks import MLPActorCritic
 from aht_bench.training.config import BRConfig
@@ -36,12 +37,6 @@ init, update, train = fixed_partner.bind(network)
 num_seeds=1, on_update=None)` of the best response (`fixed_partner.Learner`)."""
 
 
-SMOKE = (
-    "total_timesteps=384",
-    "num_envs=8",
-    "rollout_length=16",
-    "ppo.num_epochs=1",
-    "ppo.num_minibatches=2",
-)
-"""The smoke run (`aht_bench.runs.smoke`): overrides of the quick preset (as `aht-bench train
---set` takes them) for a whole run of a few PPO updates on LBF."""
+SMOKE = ippo.SMOKE
+"""The smoke run (`aht_bench.runs.smoke`): IPPO's overrides (the same PPO learner fields), a
+whole run of a few PPO updates on LBF."""

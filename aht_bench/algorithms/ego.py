@@ -10,12 +10,13 @@ minibatches are whole env sequences re-run from their stored start carries.
     pop = Population.stack(mlp, [params_0, params_1, ...])
     result = ego.train(key, presets.get("ego", "quick", "lbf"), pop, num_seeds=2)
 
-May import jax, aht_bench.envs, aht_bench.policies and aht_bench.training only.
+May import aht_bench.policies, aht_bench.training and aht_bench.algorithms (fixed_partner, ippo)
+only.
 """
 
 from __future__ import annotations
 
-from aht_bench.algorithms import fixed_partner
+from aht_bench.algorithms import fixed_partner, ippo
 from aht_bench.algorithms.fixed_partner import FixedPartnerState, learner_params
 from aht_bench.policies.networks import RecurrentEgo
 from aht_bench.training.config import EgoConfig
@@ -37,12 +38,6 @@ init, update, train = fixed_partner.bind(network)
 num_seeds=1, on_update=None)` of the ego agent (`fixed_partner.Learner`)."""
 
 
-SMOKE = (
-    "total_timesteps=384",
-    "num_envs=8",
-    "rollout_length=16",
-    "ppo.num_epochs=1",
-    "ppo.num_minibatches=2",
-)
-"""The smoke run (`aht_bench.runs.smoke`): overrides of the quick preset (as `aht-bench train
---set` takes them) for a whole run of a few PPO updates on LBF."""
+SMOKE = ippo.SMOKE
+"""The smoke run (`aht_bench.runs.smoke`): IPPO's overrides (the same PPO learner fields), a
+whole run of a few PPO updates on LBF."""
