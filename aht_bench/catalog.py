@@ -14,7 +14,6 @@ May import the standard library only.
 from __future__ import annotations
 
 import dataclasses
-from typing import Literal
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,25 +23,20 @@ class Entry:
     name: str
     """`aht-bench train NAME`; never renamed (runs on disk name it)."""
     module: str
-    """The dotted module (a package's `__init__`): an iteration method's has `METHOD` (an
-    `aht_bench.algorithms.api.Method`), an update method's `init`, `update`, `learner_params`
-    and `network`; either has `SMOKE` (its smoke run's overrides, `aht_bench.runs.smoke`)."""
+    """The dotted module (a package's `__init__`): it has `METHOD` (an
+    `aht_bench.algorithms.api.Method`) and `SMOKE` (its smoke run's overrides,
+    `aht_bench.runs.smoke`)."""
     presets: tuple[str, ...]
-    """Its preset names (`--preset`): an iteration method's are its `METHOD.presets`, an update
-    method's those of `aht_bench.training.presets`."""
-    loop: Literal["iteration", "update"] = "iteration"
-    """One step of a run: one outer-loop iteration of `METHOD`, or one PPO update of
-    `module.update` (ippo, br, ego)."""
+    """Its preset names (`--preset`): its `METHOD.presets`."""
     needs_teammates: bool = False
-    """Update methods: `init` takes the teammates to train with (`--teammates`: br, ego)."""
-    per_agent: bool = False
-    """Update methods: the learners' params have an agent axis after the seed axis (ippo)."""
+    """`METHOD.init` takes the teammates to train with after the setup (`--teammates`: br,
+    ego)."""
 
 
 METHODS: tuple[Entry, ...] = (
-    Entry("ippo", "aht_bench.algorithms.ippo", ("quick", "paper"), "update", per_agent=True),
-    Entry("br", "aht_bench.algorithms.br", ("quick", "paper"), "update", needs_teammates=True),
-    Entry("ego", "aht_bench.algorithms.ego", ("quick", "paper"), "update", needs_teammates=True),
+    Entry("ippo", "aht_bench.algorithms.ippo", ("quick", "paper")),
+    Entry("br", "aht_bench.algorithms.br", ("quick", "paper"), needs_teammates=True),
+    Entry("ego", "aht_bench.algorithms.ego", ("quick", "paper"), needs_teammates=True),
     Entry("rotate", "aht_bench.algorithms.rotate", ("quick", "medium", "paper", "sabotage")),
     Entry("fcp", "aht_bench.algorithms.fcp", ("quick", "medium", "paper")),
     Entry("brdiv", "aht_bench.algorithms.brdiv", ("quick", "medium", "paper")),

@@ -4,7 +4,8 @@ over the PPO core in `aht_bench.training`:
 - `ippo`: independent PPO in self-play (heldout IPPO teammates, FCP pools);
 - `ego`: PPO for the recurrent ego agent against a teammate population;
 - `br`: PPO best response to a fixed teammate or set (normalisation bounds);
-- `fixed_partner`: the learner-vs-fixed-teammates core that `ego` and `br` share;
+- `fixed_partner`: the learner-vs-fixed-teammates core that `ego` and `br` share, and what the
+  three PPO methods share as `Method`s;
 - `rotate`: ROTATE, open-ended teammate generation by regret and an ego trained on the
   population (docs/rotate.md);
 - the paper's baselines (docs/baselines/): `fcp` (IPPO checkpoints, then the ego), `brdiv`
@@ -16,12 +17,14 @@ over the PPO core in `aht_bench.training`:
   written once; `two_stage`: the ego stage that `fcp`, `brdiv` and `comedi` share; `common`:
   config validation, preset lookup and seed stacking.
 
-`ippo`, `ego` and `br` expose `init(key, config, ...) -> state`, `update(state, config) ->
-(state, metrics)` (one PPO update, pure and jittable) and `train(key, config, ..., num_seeds)`.
-`rotate` and the baselines are each a `Method` (`METHOD`: presets, `init`, one iteration's
-`step`, `networks`, `population`, `REPORT`), a package of `config.py`, `core.py` and
-`presets.py` (`minimax`, ROTATE's variant, one module), and bind `init_seeds`, `iterate`,
-`run`, `train`, `ego_params` and `preset` from it (docs/write_your_own_method.md). Every method
+Every method is a `Method` (`METHOD`: presets, `init`, one step, `population`, a report and a
+`schedule`: what a step counts) and binds `init_seeds`, `iterate`, `run`, `train`,
+`ego_params`, `preset`, `networks` and `population` from it (docs/write_your_own_method.md).
+`ippo`, `ego` and `br` count PPO updates (one step: `updates_per_call` of them) and also expose
+the pieces other methods build on: `init(key, config, ...) -> state` and `update(state, config)
+-> (state, metrics)` (one PPO update, pure and jittable). `rotate` and the baselines count
+outer-loop iterations; each is a package of `config.py`, `core.py` and `presets.py`
+(`minimax`, ROTATE's variant, one module) with its `REPORT`. Every method
 module also has `SMOKE`: the overrides of its quick preset for a run of a few updates
 (`aht_bench.runs.smoke`). Import a method as `from aht_bench.algorithms import rotate`: this
 package imports none of them. The catalogue above it (`aht_bench.catalog.METHODS`, one line per

@@ -1,5 +1,8 @@
-"""The method contract: what an iteration-based method (ROTATE and the paper's baselines) is,
-as data, and the open-ended loop (paper Alg. 1) written once over it.
+"""The method contract: what a training method is, as data, and its loop written once over it.
+Every method `aht-bench train` runs is one `Method`: ROTATE and the paper's baselines, whose step
+is one open-ended iteration (paper Alg. 1, `schedule=ITERATIONS`, the default), and the PPO
+stages ippo, br and ego, whose step is `updates_per_call` PPO updates (`schedule=UPDATES`;
+`aht_bench.algorithms.fixed_partner`).
 
 A method module declares its config type (a frozen dataclass with `TaskConfig`'s fields and
 properties), its setup (a `MethodSetup`: the env, networks, pairings and optimiser a run derives
@@ -43,7 +46,6 @@ import numpy as np
 from aht_bench.algorithms.common import (
     iterations_done,
     require_at_least,
-    run_iterations,
     stack_seeds,
     stack_trees,
 )
@@ -58,8 +60,9 @@ from aht_bench.training.config import (
     require,
     resolve_task_id,
 )
+from aht_bench.training.driver import updates_done
 from aht_bench.training.presets import lookup
-from aht_bench.training.report import IterationReport
+from aht_bench.training.report import Report
 from aht_bench.training.rollout import init_params
 from aht_bench.training.setup import Setup
 
@@ -168,8 +171,72 @@ class Result(NamedTuple, Generic[S]):
     state: S
     """The final state, every leaf with a leading (num_seeds,) axis."""
     metrics: dict[str, np.ndarray]
-    """name -> (num_seeds, iterations run); NaN in iterations that do not report it (a
-    two-stage method's stages report different metrics)."""
+    """name -> (num_seeds, steps run: iterations, or PPO updates); NaN in steps that do not
+    report it (a two-stage method's stages report different metrics)."""
+    kept: dict[int, Any] = {}
+    """step -> the trained params (`Method.ego`, leading seed axis, on host) after the steps
+    the method keeps (`Method.keeps`: IPPO's `checkpoint_updates`, FCP's pool)."""
+
+
+class Schedule(NamedTuple):
+    """How a run of a method counts its steps: what one metrics line, checkpoint and progress
+    bar tick is (`unit`), how many a state has done and a run has, how many one `iterate`
+    advances, the env steps after a number of them, and how often the run driver checkpoints.
+    Two exist: `ITERATIONS` (one outer-loop iteration per call: ROTATE and the baselines) and
+    `UPDATES` (`updates_per_call` PPO updates per call: ippo, br, ego)."""
+
+    unit: str
+    """"iteration" or "update": metrics lines, checkpoint names, messages."""
+    bar_unit: str
+    """The progress bar's unit."""
+    checkpoint_every_call: bool
+    """A checkpoint after every call (else on the run driver's time schedule)."""
+    done: Callable[[Any], int]
+    """Steps a (seed-stacked) state has done."""
+    total: Callable[[Any], int]
+    """Steps of a whole run of a config."""
+    per_call: Callable[[Any], int]
+    """Steps one `Method.iterate` advances, under a config."""
+    env_steps: Callable[[Any, int], int]
+    """Joint env steps per seed after a number of steps, under a config."""
+    plan: Callable[[Any], dict[str, int]]
+    """A run's size under a config, for its run.json."""
+
+
+def _iteration_env_steps(config: Any, done: int) -> int:
+    # a config whose iterations differ in size (a two-stage method) says how many
+    if hasattr(config, "env_steps_after"):
+        return int(config.env_steps_after(done))
+    return done * config.env_steps_per_iteration
+
+
+ITERATIONS = Schedule(
+    unit="iteration",
+    bar_unit="it",
+    checkpoint_every_call=True,
+    done=iterations_done,
+    total=lambda config: int(config.iterations),
+    per_call=lambda config: 1,
+    env_steps=_iteration_env_steps,
+    plan=lambda config: {
+        "num_iterations": config.iterations,
+        "env_steps_per_iteration": config.env_steps_per_iteration,
+    },
+)
+"""One open-ended iteration per call (Alg. 1's loop body); every iteration checkpointed."""
+
+UPDATES = Schedule(
+    unit="update",
+    bar_unit="upd",
+    checkpoint_every_call=False,
+    done=updates_done,
+    total=lambda config: int(config.num_updates),
+    per_call=lambda config: int(config.updates_per_call),
+    env_steps=lambda config, done: done * config.batch_size,
+    plan=lambda config: {"num_updates": config.num_updates, "batch_size": config.batch_size},
+)
+"""`updates_per_call` PPO updates per call (one jitted call of
+`aht_bench.training.driver.update_seeds`); checkpoints on the run driver's time schedule."""
 
 
 def seed_of(tree: Any, seed: int | None) -> Any:
@@ -207,6 +274,37 @@ def _ego_of(state: Any) -> Params:
     return state.ego
 
 
+def _ego_and_teammates(method: Method[Any, Any], state: Any) -> dict[str, Any]:
+    return {"the ego's": method.ego(state), "the generated teammates'": state.buffer}
+
+
+def _ego_and_population(
+    method: Method[Any, Any], state: Any, setup: Any, seed: int, kept: bool
+) -> list[tuple[str, Any]]:
+    """The files of an iteration method's seed: its ego and (at the end, not in a snapshot
+    during the run: a population of every iteration would grow quadratically) the population
+    it publishes."""
+    files: list[tuple[str, Any]] = [("ego", (setup.networks.ego, method.ego_params(state, seed)))]
+    if not kept:
+        files.append(("population", method.population(state, setup, seed)))
+    return files
+
+
+def _keeps_nothing(config: Any, done: int) -> bool:
+    return False
+
+
+def _concatenate(history: list[Metrics]) -> Metrics:
+    """Each metric of the calls `history` ((num_seeds, steps) each) side by side: (num_seeds,
+    steps run), NaN in the calls that do not report it."""
+    names = list(dict.fromkeys(k for m in history for k in m))
+    blanks = [np.full(next(iter(m.values())).shape, np.nan) for m in history]
+    return {
+        k: np.concatenate([m.get(k, b) for m, b in zip(history, blanks, strict=True)], axis=1)
+        for k in names
+    }
+
+
 class Bound(NamedTuple):
     """A method's functions by name, as its module binds them (`Method.bound`); the same
     fields in the same order as the module's line `init_seeds, iterate, ... = METHOD.bound()`."""
@@ -223,7 +321,8 @@ class Bound(NamedTuple):
 
 @dataclasses.dataclass(frozen=True)
 class Method(Generic[C, S]):
-    """An iteration-based training method (module docstring)."""
+    """A training method (module docstring): the fields up to `exhausted` every method gives;
+    the rest default to an iteration method's (ROTATE's and the baselines')."""
 
     name: str
     """The method's name in messages ("ROTATE")."""
@@ -232,9 +331,10 @@ class Method(Generic[C, S]):
     setup: Callable[[C], MethodSetup]
     """The run's setup (its `networks.ego` is the ego's architecture), built from its
     config."""
-    init: Callable[[jax.Array, Any], S]
-    """A fresh state of one seed, given the setup. The state has `iteration` (() int32,
-    iterations done) and `ego`."""
+    init: Callable[..., S]
+    """A fresh state of one seed, given its key, the setup and the run's inputs, if any (br's
+    and ego's teammates). An iteration method's state has `iteration` (() int32, iterations
+    done) and `ego`."""
     step: Callable[[S, Any, int], tuple[S, Mapping[str, Any]]]
     """Iteration `done + 1` of every seed (leading seed axis), given the setup and `done`, the
     iterations done: the new state (its `iteration` advanced) and the method's own metrics,
@@ -242,12 +342,26 @@ class Method(Generic[C, S]):
     population: Callable[[S, Any, int | None], Population]
     """The population the method publishes (generated teammates, or members) of one seed, given
     the setup."""
-    report: IterationReport
+    report: Report
     """How `aht-bench train` shows a run."""
     exhausted: str
     """What to do once every iteration is done (appended to the error `iterate` raises)."""
     ego: Callable[[S], Params] = _ego_of
-    """Where the ego's params are in a state (`state.ego` unless said otherwise)."""
+    """Where the params the run trains are in a state: the ego's (`state.ego` unless said
+    otherwise); ippo's, br's and ego's learners."""
+    schedule: Schedule = ITERATIONS
+    """How a run counts its steps: outer-loop iterations, or PPO updates (ippo, br, ego)."""
+    checked: Callable[[Method[Any, Any], S], dict[str, Any]] = _ego_and_teammates
+    """(method, state) -> whose params (a phrase) -> the params that must stay finite."""
+    files: Callable[[Method[Any, Any], S, Any, int, bool], list[tuple[str, Any]]] = (
+        _ego_and_population
+    )
+    """(method, state, setup, seed, kept) -> the policy files of one seed: (name, a
+    `Population` or (network, params)), written as `seed<seed>-<name>.safetensors` (a name ""
+    writes `seed<seed>.safetensors`); `kept`: a snapshot during the run."""
+    keeps: Callable[[C, int], bool] = _keeps_nothing
+    """(config, steps done) -> whether the run keeps the trained params after that step
+    besides the end (`Result.kept`, the run driver's `policies/<unit>-NNNNNN/`)."""
 
     def preset(self, name: str, task: str | Task, **overrides: Any) -> C:
         """The `name` config of the method on `task` (a `Task`, or an id or alias); keyword
@@ -267,22 +381,30 @@ class Method(Generic[C, S]):
         as host arrays ready for `aht_bench.policies.save_population`."""
         return self.population(state, self.setup_of(config), seed)
 
-    def init_seeds(self, key: jax.Array, config: C | MethodSetup, num_seeds: int = 1) -> S:
-        """`init` for seeds `split(key, num_seeds)`, stacked on a leading seed axis."""
-        return stack_seeds(self.init, key, self.setup_of(config), num_seeds)
+    def init_seeds(
+        self, key: jax.Array, config: C | MethodSetup, num_seeds: int = 1, inputs: tuple = ()
+    ) -> S:
+        """`init` for seeds `split(key, num_seeds)`, stacked on a leading seed axis; `inputs`
+        follow the setup in every `init` call (br's and ego's teammates)."""
+        return stack_seeds(self.init, key, self.setup_of(config), num_seeds, *inputs)
 
     def iterate(self, state: S, config: C | MethodSetup) -> tuple[S, Metrics]:
-        """One open-ended iteration of every seed (Alg. 1's loop body): the method's `step`,
-        then `iteration`, `population_size` (where the state has a buffer with a count) and
-        `env_steps` (cumulative, per seed) added to its metrics, all on host."""
+        """One call of every seed: the method's `step`, on host. An iteration method's call is
+        one open-ended iteration (Alg. 1's loop body), its metrics (num_seeds,) arrays with
+        `iteration`, `population_size` (where the state has a buffer with a count) and
+        `env_steps` (cumulative, per seed) added; an update method's is `updates_per_call` PPO
+        updates, its metrics (num_seeds, updates_per_call)."""
         setup = self.setup_of(config)
         config = setup.config
-        done = iterations_done(state)
-        total = int(config.iterations)  # type: ignore[attr-defined]
+        done = self.schedule.done(state)
+        total = self.schedule.total(config)
         if done >= total:
-            raise ValueError(f"the run has done all {total} iterations; {self.exhausted}")
+            unit = self.schedule.unit
+            raise ValueError(f"the run has done all {total} {unit}s; {self.exhausted}")
         state, metrics = self.step(state, setup, done)
         out = {k: np.asarray(v) for k, v in jax.device_get(dict(metrics)).items()}
+        if self.schedule is not ITERATIONS:
+            return state, out
         iteration = np.asarray(jax.device_get(state.iteration))  # type: ignore[attr-defined]
         out["iteration"] = iteration
         buffer = getattr(state, "buffer", None)
@@ -299,11 +421,30 @@ class Method(Generic[C, S]):
         iterations: int | None = None,
         on_iteration: Callable[[int, S, Metrics], None] | None = None,
     ) -> Result[S]:
-        """`iterations` (default: the rest of `config.iterations`) iterations from `state`, in
-        memory; `on_iteration(iteration number, state, metrics)` after each (continuing from
-        any state it saw is bit-identical to not stopping)."""
+        """`iterations` calls of `iterate` (default: the rest of the run) from `state`, in
+        memory; `on_iteration(steps done, state, metrics)` after each (continuing from any state
+        it saw is bit-identical to not stopping); the trained params after each step the method
+        `keeps`."""
         setup = self.setup_of(config)
-        return Result(*run_iterations(self.iterate, state, setup, iterations, on_iteration))
+        schedule, run_config = self.schedule, setup.config
+        done, per_call = schedule.done(state), schedule.per_call(run_config)
+        if iterations is None:
+            left = schedule.total(run_config) - done
+            if left % per_call:
+                unit = schedule.unit
+                raise ValueError(f"{left} {unit}s left is not a multiple of one call's {per_call}")
+            iterations = left // per_call
+        history: list[Metrics] = []
+        kept: dict[int, Any] = {}
+        for _ in range(int(iterations)):
+            state, metrics = self.iterate(state, setup)
+            done += per_call
+            history.append(self.per_step(metrics))
+            if self.keeps(run_config, done):
+                kept[done] = jax.device_get(self.ego(state))
+            if on_iteration is not None:
+                on_iteration(done, state, metrics)
+        return Result(state, _concatenate(history), kept)
 
     def train(
         self,
@@ -311,10 +452,20 @@ class Method(Generic[C, S]):
         config: C | MethodSetup,
         num_seeds: int = 1,
         on_iteration: Callable[[int, S, Metrics], None] | None = None,
+        inputs: tuple = (),
     ) -> Result[S]:
-        """A whole run for `num_seeds` seeds at once (seed i from `split(key, num_seeds)[i]`)."""
+        """A whole run for `num_seeds` seeds at once (seed i from `split(key, num_seeds)[i]`;
+        `inputs`: what `init` takes after the setup, br's and ego's teammates)."""
         setup = self.setup_of(config)
-        return self.run(self.init_seeds(key, setup, num_seeds), setup, on_iteration=on_iteration)
+        state = self.init_seeds(key, setup, num_seeds, inputs)
+        return self.run(state, setup, on_iteration=on_iteration)
+
+    def per_step(self, metrics: Metrics) -> Metrics:
+        """One call's metrics as (num_seeds, steps of the call, ...): an iteration method's
+        call is one step."""
+        if self.schedule is ITERATIONS:
+            return {k: np.expand_dims(v, 1) for k, v in metrics.items()}
+        return metrics
 
     def bound(self) -> Bound:
         """`init_seeds`, `iterate`, `run`, `train`, `ego_params`, `preset`, `networks` and

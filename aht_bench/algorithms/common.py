@@ -218,12 +218,16 @@ def check_choice(field: str, value: str, choices: tuple[str, ...]) -> None:
         raise ValueError(f"{field}={value!r} is invalid: use one of {choices}{hint}")
 
 
-def stack_seeds(init: Callable[[jax.Array, C], S], key: jax.Array, config: C, num_seeds: int) -> S:
-    """`init(k, config)` for each `k` of `split(key, num_seeds)`, stacked on a leading seed axis.
+def stack_seeds(
+    init: Callable[..., S], key: jax.Array, config: Any, num_seeds: int, *inputs: Any
+) -> S:
+    """`init(k, config, *inputs)` for each `k` of `split(key, num_seeds)`, stacked on a leading
+    seed axis.
 
     Seeds are initialised one by one outside jit: a vmapped `MLPActorCritic.init` never returns
     on CPU (see `aht_bench.training.rollout.init_params`); `stack_trees` stacks them."""
-    return stack_trees([init(k, config) for k in np.asarray(jax.random.split(key, num_seeds))])
+    keys = np.asarray(jax.random.split(key, num_seeds))
+    return stack_trees([init(k, config, *inputs) for k in keys])
 
 
 def stack_trees(trees: list[Any]) -> Any:
@@ -237,29 +241,3 @@ def stack_trees(trees: list[Any]) -> Any:
 def iterations_done(state: Any) -> int:
     """The iteration counter of a (seed-stacked) iteration-loop state, as a Python int."""
     return int(np.asarray(jax.device_get(state.iteration)).reshape(-1)[0])
-
-
-def run_iterations(
-    iterate: Callable[[S, SetupT], tuple[S, dict[str, np.ndarray]]],
-    state: S,
-    setup: SetupT,
-    iterations: int | None = None,
-    on_iteration: Callable[[int, S, dict[str, np.ndarray]], None] | None = None,
-) -> tuple[S, dict[str, np.ndarray]]:
-    """In memory, `iterations` (default: the rest of the config's `iterations`) calls of
-    `iterate(state, setup)` from `state` (leading seed axis); `on_iteration(iteration number,
-    state, metrics)` after each (continuing from any state it saw is bit-identical to not
-    stopping). Returns the last state and every metric stacked to (num_seeds, iterations run),
-    NaN in iterations that do not report it (a two-stage method's stages report different
-    metrics)."""
-    if iterations is None:
-        iterations = int(setup.config.iterations) - iterations_done(state)
-    history: list[dict[str, np.ndarray]] = []
-    for _ in range(int(iterations)):
-        state, metrics = iterate(state, setup)
-        history.append(metrics)
-        if on_iteration is not None:
-            on_iteration(int(metrics["iteration"][0]), state, metrics)
-    names = list(dict.fromkeys(k for m in history for k in m))
-    blank = np.full(np.shape(jax.device_get(state.iteration)), np.nan)  # type: ignore[attr-defined]
-    return state, {k: np.stack([m.get(k, blank) for m in history], axis=1) for k in names}

@@ -16,15 +16,21 @@ only.
 
 from __future__ import annotations
 
+from typing import Any
+
+import jax
+
 from aht_bench.algorithms import fixed_partner, ippo
-from aht_bench.algorithms.fixed_partner import FixedPartnerState, learner_params
+from aht_bench.algorithms.api import Method
+from aht_bench.algorithms.fixed_partner import FixedPartnerState, Teammates, learner_params
 from aht_bench.policies.networks import RecurrentEgo
 from aht_bench.training.config import EgoConfig
+from aht_bench.training.driver import Metrics
 from aht_bench.training.rollout import make_env
 
 EgoState = FixedPartnerState
 
-__all__ = ["SMOKE", "EgoState", "init", "learner_params", "network", "train", "update"]
+__all__ = ["METHOD", "SMOKE", "EgoState", "init", "learner_params", "network", "train", "update"]
 
 
 def network(config: EgoConfig) -> RecurrentEgo:
@@ -33,9 +39,23 @@ def network(config: EgoConfig) -> RecurrentEgo:
     return RecurrentEgo(env.obs_dim, env.num_actions, hidden=config.hidden)
 
 
-init, update, train = fixed_partner.bind(network)
-"""`init(key, config, teammates)`, `update(state, config)` and `train(key, config, teammates,
-num_seeds=1, on_update=None)` of the ego agent (`fixed_partner.Learner`)."""
+def init(key: jax.Array, config: Any, teammates: Teammates) -> FixedPartnerState:
+    """A fresh ego agent against `teammates` (Population, TeammateSet or TeammatePool), freshly
+    reset envs."""
+    return fixed_partner.init(key, config, network(config), teammates)
+
+
+def update(state: FixedPartnerState, config: Any) -> tuple[FixedPartnerState, Metrics]:
+    """One PPO update of the ego agent."""
+    return fixed_partner.update(state, config, network(config))
+
+
+METHOD: Method[Any, FixedPartnerState] = fixed_partner.method("ego", network, init, update)
+"""The ego agent as a `Method`: one step `updates_per_call` PPO updates against the teammates
+`init` takes after the setup."""
+init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()
+"""`train(key, config, num_seeds=1, on_iteration=None, inputs=(teammates,))`: a whole run
+(`aht_bench.algorithms.api.Method`)."""
 
 
 SMOKE = ippo.SMOKE

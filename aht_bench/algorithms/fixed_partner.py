@@ -1,11 +1,14 @@
-"""PPO for one learner against fixed teammates: the shared core of `ego` and `br`.
+"""PPO for one learner against fixed teammates: the shared core of `ego` and `br`, and what the
+three PPO methods (ippo, br, ego) share as `Method`s.
 
 The learner sits in `config.learner_seat`; every other seat is a `SampledTeammate` that draws a
 member of the teammate pool at each episode start (one member for a single teammate). The
 learner trains with the standard PPO loss (one stream, `w = 1`, `sign = +1`, value head 0).
-`ego` plugs in the recurrent ego network (minibatches over whole sequences), `br` an MLP.
+`ego` plugs in the recurrent ego network (minibatches over whole sequences), `br` an MLP
+(`method(name, network)`: the `Method` of that learner, one step `updates_per_call` updates).
 
-May import jax, aht_bench.envs, aht_bench.policies and aht_bench.training only.
+May import jax, aht_bench.envs, aht_bench.policies, aht_bench.training and
+aht_bench.algorithms.api only.
 """
 
 from __future__ import annotations
@@ -16,11 +19,14 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
+from aht_bench.algorithms.api import UPDATES, Method, MethodSetup
 from aht_bench.policies.population import Population, TeammateSet
-from aht_bench.training.config import BRConfig, EgoConfig
-from aht_bench.training.driver import Metrics, TrainResult, init_seeds, run
+from aht_bench.training import presets
+from aht_bench.training.config import BRConfig, EgoConfig, RunConfig
+from aht_bench.training.driver import Metrics, update_seeds
 from aht_bench.training.partners import SampledTeammate, TeammatePool, teammate_pool
 from aht_bench.training.ppo import LearnerState, make_optimizer, make_stream, ppo_update
+from aht_bench.training.report import Curve, Report
 from aht_bench.training.rollout import (
     LearnerSetup,
     Pairing,
@@ -120,53 +126,77 @@ def learner_params(state: FixedPartnerState) -> Any:
     return state.learner.params
 
 
-def train(
-    key: jax.Array,
-    config: BRConfig | EgoConfig,
-    teammates: Teammates,
-    algorithm_init: Callable[..., FixedPartnerState],
-    algorithm_update: Callable[..., tuple[FixedPartnerState, Metrics]],
-    num_seeds: int = 1,
-    on_update: Callable[[int, Metrics], None] | None = None,
-) -> TrainResult:
-    """A whole run for `num_seeds` seeds at once, of the algorithm whose module-level
-    `init(key, config, pool)` and `update(state, config)` are given (module-level functions, so
-    that runs with equal configs share one compiled update)."""
-    keys = jax.random.split(key, num_seeds)
-    state = init_seeds(keys, algorithm_init, config, as_pool(teammates))
-    return run(state, algorithm_update, config, learner_params, on_update=on_update)
+REPORT = Report(
+    generation_curves=(),
+    diverged_fix="Lower ppo.learning_rate or check the reward scale",
+    ego_curves=(Curve("episode_return", "base return", "C0", progress="ret"),),
+    nan_metrics=("episode_return",),
+)
+"""How a run of a PPO method (ippo, br, ego) shows its progress: the learners' base return per
+seed against env steps (NaN in an update where no episode ended)."""
+
+EXHAUSTED = "give a larger total_timesteps (a new run: the learning rate anneals over it)"
+"""What `iterate` tells a PPO method's run that has done all its updates."""
 
 
-class Learner(NamedTuple):
-    """One learner architecture bound to this core (`bind`): what `ego` and `br` export."""
-
-    init: Callable[[jax.Array, Any, Teammates], FixedPartnerState]
-    """`init(key, config, teammates)`: a fresh learner against `teammates` (Population,
-    TeammateSet or TeammatePool)."""
-    update: Callable[[FixedPartnerState, Any], tuple[FixedPartnerState, Metrics]]
-    """`update(state, config)`: one PPO update of the learner."""
-    train: Callable[..., TrainResult]
-    """`train(key, config, teammates, num_seeds=1, on_update=None)`: a whole run for
-    `num_seeds` seeds at once (seed i uses `split(key, num_seeds)[i]`)."""
+def presets_of(algorithm: str) -> dict[str, Any]:
+    """preset name -> task id -> config of a PPO method (`aht_bench.training.presets`), quick
+    first (as every method lists its presets)."""
+    tables = {p: table for (a, p), table in presets.PRESETS.items() if a == algorithm}
+    return dict(sorted(tables.items(), key=lambda item: item[0] != "quick"))
 
 
-def bind(network: Callable[[Any], Any]) -> Learner:
-    """`init`, `update` and `train` of the learner whose architecture `network(config)` gives.
-    Bind once, at module level: runs with equal configs then share one compiled update."""
+def learners(method: Method[Any, Any], state: Any) -> dict[str, Any]:
+    """What must stay finite in a PPO method's run: its learners' params."""
+    return {"the learners'": method.ego(state)}
 
-    def init_learner(key: jax.Array, config: Any, teammates: Teammates) -> FixedPartnerState:
-        return init(key, config, network(config), teammates)
 
-    def update_learner(state: FixedPartnerState, config: Any) -> tuple[FixedPartnerState, Metrics]:
-        return update(state, config, network(config))
+def keeps(config: RunConfig, done: int) -> bool:
+    """Whether a PPO method's run keeps its learners after update `done`
+    (`checkpoint_updates`)."""
+    return done in config.checkpoint_updates
 
-    def train_learner(
-        key: jax.Array,
-        config: Any,
-        teammates: Teammates,
-        num_seeds: int = 1,
-        on_update: Callable[[int, Metrics], None] | None = None,
-    ) -> TrainResult:
-        return train(key, config, teammates, init_learner, update_learner, num_seeds, on_update)
 
-    return Learner(init_learner, update_learner, train_learner)
+def no_population(state: Any, setup: MethodSetup, seed: int | None) -> Population:
+    raise ValueError(
+        f"{type(setup.config).__name__}: a best response or ego run trains one policy and "
+        "publishes no population; take its params (ego_params)"
+    )
+
+
+def method(
+    name: str,
+    network: Callable[[Any], Any],
+    init_learner: Callable[[jax.Array, Any, Teammates], FixedPartnerState],
+    update_learner: Callable[[FixedPartnerState, Any], tuple[FixedPartnerState, Metrics]],
+) -> Method[Any, FixedPartnerState]:
+    """The `Method` named `name` of the learner `network(config)` against fixed teammates,
+    from the module's `init_learner(key, config, teammates)` (`init` with that network) and
+    `update_learner(state, config)` (one `update`): one step `updates_per_call` PPO updates;
+    its `init` takes the teammates after the setup (a Population, TeammateSet or
+    TeammatePool). Build once, at module level, from module-level functions: runs with equal
+    configs then share one compiled update."""
+
+    def setup(config: Any) -> MethodSetup:
+        return MethodSetup(
+            config=config, env=make_env(config.task_id, config.shaping), networks=network(config)
+        )
+
+    def files(m: Method[Any, Any], state: Any, setup: MethodSetup, seed: int, kept: bool) -> list:
+        return [("", (setup.networks, m.ego_params(state, seed)))]
+
+    return Method(
+        name=name,
+        presets=presets_of(name),
+        setup=setup,
+        init=lambda key, setup, teammates: init_learner(key, setup.config, teammates),
+        step=lambda state, setup, done: update_seeds(state, update_learner, setup.config),
+        population=no_population,
+        report=REPORT,
+        exhausted=EXHAUSTED,
+        ego=learner_params,
+        schedule=UPDATES,
+        checked=learners,
+        files=files,
+        keeps=keeps,
+    )

@@ -10,21 +10,28 @@ params).
     result = ippo.train(jax.random.PRNGKey(0), presets.get("ippo", "quick", "lbf"), num_seeds=2)
     result.metrics["episode_return"]      # (2, num_updates)
     result.state.learners.params          # leaves (2 seeds, num_agents, ...)
+    result.kept                           # update -> params, at config.checkpoint_updates
 
-May import jax, aht_bench.envs, aht_bench.policies and aht_bench.training only.
+`METHOD` is the `Method` (one step `updates_per_call` updates); it publishes a seed's team as a
+`Population` of its agents.
+
+May import jax, aht_bench.envs, aht_bench.policies, aht_bench.training and
+aht_bench.algorithms (api, fixed_partner) only.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
+from aht_bench.algorithms import fixed_partner
+from aht_bench.algorithms.api import UPDATES, Method, MethodSetup, seed_of
 from aht_bench.policies.networks import MLPActorCritic
+from aht_bench.policies.population import Population
 from aht_bench.training.config import IPPOConfig
-from aht_bench.training.driver import Metrics, TrainResult, init_seeds, run
+from aht_bench.training.driver import Metrics, update_seeds
 from aht_bench.training.ppo import LearnerState, make_optimizer, make_stream, ppo_update
 from aht_bench.training.rollout import (
     LearnerSetup,
@@ -133,15 +140,47 @@ def learner_params(state: IPPOState) -> Any:
     return state.learners.params
 
 
-def train(
-    key: jax.Array,
-    config: IPPOConfig,
-    num_seeds: int = 1,
-    on_update: Callable[[int, Metrics], None] | None = None,
-) -> TrainResult:
-    """A whole IPPO run for `num_seeds` seeds at once (seed i uses `split(key, num_seeds)[i]`)."""
-    state = init_seeds(jax.random.split(key, num_seeds), init, config)
-    return run(state, update, config, learner_params, on_update=on_update)
+def _setup(config: IPPOConfig) -> MethodSetup:
+    return MethodSetup(config=config, env=make_env(config.task_id, config.shaping),
+                       networks=network(config))  # fmt: skip
+
+
+def _team(state: IPPOState, setup: MethodSetup, seed: int | None) -> Population:
+    """Seed `seed`'s agents (one per seat) as a `Population` of the IPPO network."""
+    return Population(setup.networks, seed_of(learner_params(state), seed))
+
+
+def _agents(
+    m: Method[Any, Any], state: IPPOState, setup: MethodSetup, seed: int, kept: bool
+) -> list:
+    """A policy file per agent of seed `seed`: `seed<s>-agent<a>`."""
+    params = m.ego_params(state, seed)
+    num_agents = jax.tree.leaves(params)[0].shape[0]
+    return [
+        (f"agent{a}", (setup.networks, jax.tree.map(lambda x, a=a: x[a], params)))
+        for a in range(num_agents)
+    ]
+
+
+METHOD: Method[IPPOConfig, IPPOState] = Method(
+    name="ippo",
+    presets=fixed_partner.presets_of("ippo"),
+    setup=_setup,
+    init=lambda key, setup: init(key, setup.config),
+    step=lambda state, setup, done: update_seeds(state, update, setup.config),
+    population=_team,
+    report=fixed_partner.REPORT,
+    exhausted=fixed_partner.EXHAUSTED,
+    ego=learner_params,
+    schedule=UPDATES,
+    checked=fixed_partner.learners,
+    files=_agents,
+    keeps=fixed_partner.keeps,
+)
+"""IPPO as a `Method`: one step `updates_per_call` PPO updates of every agent."""
+init_seeds, iterate, run, train, ego_params, preset, networks, population = METHOD.bound()
+"""`train(key, config, num_seeds=1, on_iteration=None)`: a whole run for `num_seeds` seeds at
+once (seed i uses `split(key, num_seeds)[i]`), `aht_bench.algorithms.api.Method`."""
 
 
 SMOKE = (

@@ -69,7 +69,7 @@ from aht_bench.algorithms.rotate import RotateState
 from aht_bench.training import presets
 from aht_bench.training.config import PPOConfig, check_hidden
 from aht_bench.training.paper_tables import OpenEndedRow, PPORow, with_v2
-from aht_bench.training.report import Curve, IterationReport
+from aht_bench.training.report import Curve, Report
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -132,7 +132,7 @@ def setup(config: MinimaxConfig) -> MethodSetup:
     return rotate.setup(config.rotate_config)
 
 
-REPORT = IterationReport(
+REPORT = Report(
     generation_curves=(
         Curve("xp_return", "XP return (new teammate x ego), minimised", "C1", progress="xp"),
     ),

@@ -3,7 +3,7 @@ Overview"): once a method has generated its teammate population, the recurrent P
 (`ego.py`, Table ppo_ego_tm_hyperparams, `presets.get("ego", ...)`) trains against members
 drawn per episode from it.
 
-A two-stage run is a sequence of iterations of the run loop (an `aht_bench.runs.IterationLoop`):
+A two-stage run is a sequence of iterations of the run loop (an `aht_bench.runs.MethodLoop`):
 the method's own `generation_iterations` first, then `ego_iterations` iterations that each run one
 chunk of the ego's PPO updates in one jitted call. The ego's whole learner state (params, Adam
 state, envs, key, update counter: a `FixedPartnerState`) lives in the run state from the start, so a
@@ -12,7 +12,7 @@ checkpoints as it goes. Until the population exists the ego's pool holds zero pa
 weights; `with_population` puts the real members in and resets the ego's envs.
 
 A method's state is any NamedTuple with the fields `ego` (a `FixedPartnerState`), `buffer`
-(what the method generated), `key` and `iteration`, which is what `aht_bench.runs.IterationLoop`
+(what the method generated), `key` and `iteration`, which is what `aht_bench.runs.MethodLoop`
 reads.
 
     state = state._replace(ego=two_stage.with_population(state.ego, members, weights, ego_cfg, key))

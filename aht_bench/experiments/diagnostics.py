@@ -1,7 +1,7 @@
 """Diagnostics of a trained run of ROTATE or a baseline (`aht-bench diagnose RUN`): the ego's
 learning curve (its training return per iteration and, where the run kept its egos with
 `--keep-every`, its score against a development set per kept iteration), what the method
-generated per iteration (its `IterationReport.generation_curves`: the generated teammates'
+generated per iteration (its `Report.generation_curves`: the generated teammates'
 self-play return and the method's other generation metrics), and the ego's return per seat with
 each member of a scored set (from a result record), in one figure and one JSON.
 

@@ -150,7 +150,9 @@ def _train_br(
     config = presets.get("br", "quick", task_id, total_timesteps=timesteps, learner_seat=seat)
     assert isinstance(config, BRConfig)
     start = time.perf_counter()
-    result = br.train(jax.random.PRNGKey(seed), config, TeammateSet([name], [(policy, None)]))
+    result = br.train(
+        jax.random.PRNGKey(seed), config, inputs=(TeammateSet([name], [(policy, None)]),)
+    )
     params = jax.tree.map(lambda x: x[0], br.learner_params(result.state))
     curve = np.asarray(result.metrics["episode_return"][0], np.float64)
     tail = curve[-max(1, len(curve) // 10) :]

@@ -5,10 +5,10 @@
     outcome = runs.train(runs.get("ippo"), spec, Path("runs/ippo-cr"))  # resume=True continues
 
 This package sits above the methods (`aht_bench.algorithms`): it imports them, they never
-import it. One driver (`driver.train`) runs every method; its `Algorithm` entry
-(`registry.ALGORITHMS`) says what one *step* is: one PPO update for ippo, br and ego
-(`loops.UPDATES`), one whole outer-loop iteration for ROTATE and the baselines
-(`loops.IterationLoop` over the method's `REPORT`, `aht_bench.training.report`). A run lives in
+import it. One driver (`driver.train`) runs every method through one loop (`loops.MethodLoop`
+over the method's `Method`, `aht_bench.algorithms.api`); the method's `schedule` says what one
+*step* is: one PPO update for ippo, br and ego, one whole outer-loop iteration for ROTATE and
+the baselines, and its `report` (`aht_bench.training.report`) what the run shows. A run lives in
 one folder (`folder.RunDir`):
 
     run.json                 what runs (RunSpec), the resolved config, teammates (+ sha256),
@@ -60,7 +60,7 @@ from aht_bench.runs.folder import (
     read_metrics,
     read_spec,
 )
-from aht_bench.runs.loops import UPDATES, Algorithm, IterationLoop, Loop, UpdateLoop
+from aht_bench.runs.loops import Algorithm, MethodLoop
 from aht_bench.runs.registry import ALGORITHMS, get
 from aht_bench.runs.spec import RunSpec, apply_overrides, resolve_teammates
 
@@ -70,17 +70,14 @@ __all__ = [
     "KEEP_CHECKPOINTS",
     "RUN_FORMAT",
     "RUN_FORMAT_VERSION",
-    "UPDATES",
     "Algorithm",
-    "IterationLoop",
-    "Loop",
+    "MethodLoop",
     "RunDir",
     "RunDirError",
     "RunOutcome",
     "RunSpec",
     "TrainingDiverged",
     "TrainingInterrupted",
-    "UpdateLoop",
     "apply_overrides",
     "check_teammates",
     "final_returns",

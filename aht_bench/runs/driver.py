@@ -33,7 +33,7 @@ from aht_bench.runs.folder import (
     read_metrics,
     repeatable,
 )
-from aht_bench.runs.loops import Algorithm, Loop, Metrics
+from aht_bench.runs.loops import Algorithm, MethodLoop, Metrics
 from aht_bench.runs.spec import RunSpec, resolve_teammates
 from aht_bench.training import checkpoint
 from aht_bench.training.driver import group_seeds
@@ -102,7 +102,7 @@ def _all_finite(tree: Any) -> jax.Array:
     return jnp.all(jnp.stack(leaves)) if leaves else jnp.array(True)
 
 
-def _check_finite(metrics: Metrics, params: dict[str, Any], first: int, loop: Loop) -> None:
+def _check_finite(metrics: Metrics, params: dict[str, Any], first: int, loop: MethodLoop) -> None:
     unit = loop.unit
     for name, values in metrics.items():
         if loop.may_be_nan(name):
@@ -142,7 +142,7 @@ class _Saver:
     old ones and redrawing the curves at most every `loop.plot_every_s`."""
 
     def __init__(
-        self, run: RunDir, loop: Loop, config: Any, title: str, done: int, every: int | None
+        self, run: RunDir, loop: MethodLoop, config: Any, title: str, done: int, every: int | None
     ) -> None:
         self.run, self.loop, self.config, self.title = run, loop, config, title
         self.every_updates = every
@@ -209,7 +209,7 @@ def _restore(
 
 
 def _append_metrics(
-    run: RunDir, loop: Loop, config: Any, host: Metrics, first: int, train_s: float
+    run: RunDir, loop: MethodLoop, config: Any, host: Metrics, first: int, train_s: float
 ) -> None:
     """One metrics line per step of a call (`host`: (num_seeds, steps_per_call) arrays, the
     first step `first`), synced to disk."""
@@ -229,7 +229,7 @@ def _append_metrics(
         os.fsync(f.fileno())
 
 
-def _progress_bar(loop: Loop, total: int, done: int, progress: bool) -> Any:
+def _progress_bar(loop: MethodLoop, total: int, done: int, progress: bool) -> Any:
     from tqdm import tqdm
 
     return tqdm(
@@ -243,7 +243,7 @@ def _progress_bar(loop: Loop, total: int, done: int, progress: bool) -> Any:
     )
 
 
-def _show(bar: Any, loop: Loop, host: Metrics, steps: int) -> None:
+def _show(bar: Any, loop: MethodLoop, host: Metrics, steps: int) -> None:
     """Advance the progress bar by `steps`, with the loop's progress metrics (seed means)."""
     latest = {
         label: host[metric][:, -1]

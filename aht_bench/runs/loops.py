@@ -1,6 +1,6 @@
-"""How the run driver steps a method (`Loop`): one PPO update (`UpdateLoop`, `UPDATES`: ippo,
-br, ego) or one whole outer-loop iteration (`IterationLoop`: ROTATE and the baselines), and the
-`Algorithm` entry that pairs a method module with its loop.
+"""How the run driver steps a method: `MethodLoop`, the one loop over any `Method` (its
+`schedule` says what a step is: one outer-loop iteration of ROTATE and the baselines, or one
+PPO update of ippo, br and ego), and the `Algorithm` entry that names a method with its loop.
 
 May import jax, numpy, the standard library, aht_bench.policies, aht_bench.training,
 aht_bench.algorithms.api, aht_bench.runs and (for types only) aht_bench.envs.
@@ -12,240 +12,93 @@ import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import jax
 import numpy as np
 
 from aht_bench.algorithms.api import Method
 from aht_bench.runs.curves import plot_curve, plot_iterations
-from aht_bench.runs.folder import CURVE_METRIC, RunDir
+from aht_bench.policies.population import Population
+from aht_bench.runs.folder import RunDir
 from aht_bench.runs.spec import RunSpec, apply_overrides
-from aht_bench.training import presets
-from aht_bench.training.driver import init_seeds, iterate, updates_done
 
 if TYPE_CHECKING:
     from aht_bench.envs import Task
 
 PLOT_EVERY_S = 60.0  # redraw curve.png at a checkpoint at most this often (and at the end)
-# Metrics that may legitimately be NaN (no episode ended during that update's rollout).
-_MAY_BE_NAN = ("episode_return",)
 Metrics = dict[str, np.ndarray]  # name -> (num_seeds, steps of one call), on host
 
 
-class Loop(Protocol):
-    """What one step of an algorithm is, for `train`: the unit a run counts, names its metrics
-    lines and checkpoints by, and stops at on a signal. `UPDATES` (one PPO update: ippo, br,
-    ego) and `ITERATIONS` (one open-ended iteration: ROTATE) are the two there are."""
-
-    unit: str  # "update" or "iteration": metrics lines, checkpoint names, messages
-    bar_unit: str  # the progress bar's unit
-    checkpoint_every_step: bool  # a checkpoint after every step (else on the time schedule)
-    plot_every_s: float  # redraw curve.png at a checkpoint at most this often
-    curve_metric: str  # the metric of `RunOutcome.final_return`
-    curve_label: str  # what `curve_metric` is, in words
-    progress_metrics: tuple[tuple[str, str], ...]  # (label, metric) on the progress bar
-    diverged_fix: str  # what to try when a run diverges
-
-    def preset(self, algo: Algorithm, name: str, task: Task) -> Any:
-        """The config of preset `name` on `task`."""
-        ...
-
-    def init(self, algo: Algorithm, spec: RunSpec, config: Any, inputs: tuple[Any, ...]) -> Any:
-        """A fresh state of every seed of `spec` (leading seed axis)."""
-        ...
-
-    def done(self, state: Any) -> int:
-        """Steps `state` has done."""
-        ...
-
-    def total(self, config: Any) -> int:
-        """Steps of the whole run."""
-        ...
-
-    def steps_per_call(self, config: Any) -> int:
-        """Steps each item of `run` advances."""
-        ...
-
-    def env_steps_done(self, config: Any, done: int) -> int:
-        """Joint env steps per seed after `done` steps."""
-        ...
-
-    def plan(self, config: Any) -> dict[str, int]:
-        """The run's size, for run.json."""
-        ...
-
-    def run(self, algo: Algorithm, state: Any, config: Any) -> Iterator[tuple[int, Any, Metrics]]:
-        """Yield `(steps done, state, metrics)` until the run is done."""
-        ...
-
-    def may_be_nan(self, metric: str) -> bool:
-        """Whether `metric` may be NaN in a healthy run (no episode ended)."""
-        ...
-
-    def checked_params(self, algo: Algorithm, state: Any) -> dict[str, Any]:
-        """Whose params (a phrase) -> the params that must stay finite."""
-        ...
-
-    def keeps_policies(self, config: Any, done: int) -> bool:
-        """Whether to save the learners as policy files after step `done` (besides the end)."""
-        ...
-
-    def save_policies(
-        self,
-        folder: Path,
-        algo: Algorithm,
-        spec: RunSpec,
-        config: Any,
-        state: Any,
-        done: int,
-        kept: bool = False,
-    ) -> list[Path]:
-        """Write the learners of every seed as policy files into `folder`; their paths.
-        `kept`: a snapshot during the run (`train --keep-every`), not the final policies."""
-        ...
-
-    def plot(self, run: RunDir, title: str) -> Path | None:
-        """Draw the run's curves into `run.curve` (None before the first metrics line)."""
-        ...
-
-
-class UpdateLoop:
-    """One step = one PPO update of `module.update(state, config)`, `config.updates_per_call`
-    per jitted call (`aht_bench.training.driver`): ippo, br and ego."""
-
-    unit = "update"
-    bar_unit = "upd"
-    checkpoint_every_step = False
-    plot_every_s = PLOT_EVERY_S
-    curve_metric = CURVE_METRIC
-    curve_label = "base return"
-    progress_metrics = (("ret", CURVE_METRIC),)
-    diverged_fix = "Lower ppo.learning_rate or check the reward scale"
-
-    def preset(self, algo: Algorithm, name: str, task: Task) -> Any:
-        return presets.get(algo.name, name, task)
-
-    def init(self, algo: Algorithm, spec: RunSpec, config: Any, inputs: tuple[Any, ...]) -> Any:
-        keys = jax.random.split(jax.random.PRNGKey(spec.seed), spec.num_seeds)
-        return init_seeds(keys, algo.module.init, config, *inputs)
-
-    def done(self, state: Any) -> int:
-        return updates_done(state)
-
-    def total(self, config: Any) -> int:
-        return config.num_updates
-
-    def steps_per_call(self, config: Any) -> int:
-        return config.updates_per_call
-
-    def env_steps_done(self, config: Any, done: int) -> int:
-        return done * config.batch_size
-
-    def plan(self, config: Any) -> dict[str, int]:
-        return {"num_updates": config.num_updates, "batch_size": config.batch_size}
-
-    def run(self, algo: Algorithm, state: Any, config: Any) -> Iterator[tuple[int, Any, Metrics]]:
-        for done, new_state, metrics in iterate(state, algo.module.update, config):
-            yield done, new_state, {k: np.asarray(v) for k, v in jax.device_get(metrics).items()}
-
-    def may_be_nan(self, metric: str) -> bool:
-        return metric in _MAY_BE_NAN
-
-    def checked_params(self, algo: Algorithm, state: Any) -> dict[str, Any]:
-        return {"the learners'": algo.module.learner_params(state)}
-
-    def keeps_policies(self, config: Any, done: int) -> bool:
-        return done in config.checkpoint_updates
-
-    def save_policies(
-        self,
-        folder: Path,
-        algo: Algorithm,
-        spec: RunSpec,
-        config: Any,
-        state: Any,
-        done: int,
-        kept: bool = False,
-    ) -> list[Path]:
-        from aht_bench.policies import save_policy
-
-        network = algo.module.network(config)
-        paths = []
-        for stem, params in _learner_policies(algo, algo.module.learner_params(state)):
-            path = folder / f"{stem}.safetensors"
-            card = _policy_card(self, spec, config, stem, done)
-            save_policy(path, network, params, card)
-            paths.append(path)
-        return paths
-
-    def plot(self, run: RunDir, title: str) -> Path | None:
-        return plot_curve(run, title)
-
-
-class IterationLoop:
-    """One step = one whole open-ended iteration, `method.iterate(state, config)`: ROTATE and
-    the baselines, each an `aht_bench.algorithms.api.Method`.
-
-    The method's state has `iteration`, `ego` and `buffer` (what it generated). The state is
-    small (an ego and a buffer of teammates), so every iteration is checkpointed and the
-    curves redrawn.
-    """
-
-    unit = "iteration"
-    bar_unit = "it"
-    checkpoint_every_step = True
-    plot_every_s = 0.0
-    curve_metric = "ego_return"
-    curve_label = "ego return with the population"
+class MethodLoop:
+    """How `train` steps a `Method` (`aht_bench.algorithms.api`), the one run loop: one step is
+    what the method's `schedule` counts (an outer-loop iteration, or a PPO update: ippo, br,
+    ego), one call of `method.iterate` advances `schedule.per_call` of them, and the method's
+    `report` names the run's curves, progress metrics and divergence advice."""
 
     def __init__(self, method: Method[Any, Any]) -> None:
         self.method = method
-        self.report = method.report  # the curves, progress metrics and divergence advice
+        self.schedule = method.schedule
+        self.report = method.report
+        self.unit = method.schedule.unit  # metrics lines, checkpoint names, messages
+        self.bar_unit = method.schedule.bar_unit
+        self.checkpoint_every_step = method.schedule.checkpoint_every_call
+        # redraw curve.png at a checkpoint at most this often: every iteration, or every minute
+        self.plot_every_s = 0.0 if method.schedule.checkpoint_every_call else PLOT_EVERY_S
+        self.curve_metric = method.report.curve_metric  # `RunOutcome.final_return`'s metric
+        self.curve_label = method.report.curve_label
         self.progress_metrics = method.report.progress_metrics
         self.diverged_fix = method.report.diverged_fix
 
     def preset(self, algo: Algorithm, name: str, task: Task) -> Any:
+        """The config of preset `name` on `task`."""
         return self.method.preset(name, task)
 
     def init(self, algo: Algorithm, spec: RunSpec, config: Any, inputs: tuple[Any, ...]) -> Any:
-        return self.method.init_seeds(jax.random.PRNGKey(spec.seed), config, spec.num_seeds)
+        """A fresh state of every seed of `spec` (leading seed axis)."""
+        key = jax.random.PRNGKey(spec.seed)
+        return self.method.init_seeds(key, config, spec.num_seeds, inputs)
 
     def done(self, state: Any) -> int:
-        return int(np.asarray(jax.device_get(state.iteration)).reshape(-1)[0])
+        """Steps `state` has done."""
+        return self.schedule.done(state)
 
     def total(self, config: Any) -> int:
-        return config.iterations
+        """Steps of the whole run."""
+        return self.schedule.total(config)
 
     def steps_per_call(self, config: Any) -> int:
-        return 1
+        """Steps each item of `run` advances."""
+        return self.schedule.per_call(config)
 
     def env_steps_done(self, config: Any, done: int) -> int:
-        # a config whose iterations differ in size (a two-stage method) says how many
-        if hasattr(config, "env_steps_after"):
-            return int(config.env_steps_after(done))
-        return done * config.env_steps_per_iteration
+        """Joint env steps per seed after `done` steps."""
+        return int(self.schedule.env_steps(config, done))
 
     def plan(self, config: Any) -> dict[str, int]:
-        return {
-            "num_iterations": config.iterations,
-            "env_steps_per_iteration": config.env_steps_per_iteration,
-        }
+        """The run's size, for run.json."""
+        return self.schedule.plan(config)
 
     def run(self, algo: Algorithm, state: Any, config: Any) -> Iterator[tuple[int, Any, Metrics]]:
+        """Yield `(steps done, state, metrics)` after each call until the run is done; the
+        metrics (num_seeds, steps of the call), on host."""
         setup = self.method.setup(config)  # once for the whole run
-        for done in range(self.done(state) + 1, config.iterations + 1):
+        per_call = self.steps_per_call(config)
+        for done in range(self.done(state) + per_call, self.total(config) + 1, per_call):
             state, metrics = self.method.iterate(state, setup)
-            yield done, state, {k: np.asarray(v)[:, None] for k, v in metrics.items()}
+            yield done, state, self.method.per_step(metrics)
 
     def may_be_nan(self, metric: str) -> bool:
-        return metric.endswith("_return") or metric == "regret"  # NaN: no episode ended
+        """Whether `metric` may be NaN in a healthy run (no episode ended)."""
+        return self.report.may_be_nan(metric)
 
     def checked_params(self, algo: Algorithm, state: Any) -> dict[str, Any]:
-        return {"the ego's": state.ego, "the generated teammates'": state.buffer}
+        """Whose params (a phrase) -> the params that must stay finite."""
+        return self.method.checked(self.method, state)
 
     def keeps_policies(self, config: Any, done: int) -> bool:
-        return False
+        """Whether to save the learners as policy files after step `done` (besides the end)."""
+        return self.method.keeps(config, done)
 
     def save_policies(
         self,
@@ -257,47 +110,53 @@ class IterationLoop:
         done: int,
         kept: bool = False,
     ) -> list[Path]:
-        """Per seed the ego and the generated population; a snapshot during the run (`kept`)
-        holds the egos only (a population of every iteration would grow quadratically)."""
+        """Write the method's policy files (`Method.files`) of every seed into `folder`; their
+        paths. `kept`: a snapshot during the run (`train --keep-every`), not the final ones."""
         from aht_bench.policies import save_policy, save_population
 
         setup = self.method.setup(config)
-        ego_network = setup.networks.ego
         paths = []
         for s in range(spec.num_seeds):
-            ego, population = (folder / f"seed{s}-{k}.safetensors" for k in ("ego", "population"))
-            params = self.method.ego_params(state, s)
-            save_policy(ego, ego_network, params, _policy_card(self, spec, config, ego.stem, done))
-            paths.append(ego)
-            if kept:
-                continue
-            members = self.method.population(state, setup, s)
-            save_population(
-                population, members, _policy_card(self, spec, config, population.stem, done)
-            )
-            paths.append(population)
+            for name, payload in self.method.files(self.method, state, setup, s, kept):
+                path = folder / (f"seed{s}-{name}" if name else f"seed{s}")
+                path = path.with_name(path.name + ".safetensors")
+                card = _policy_card(self, spec, config, path.stem, done)
+                if isinstance(payload, Population):
+                    save_population(path, payload, card)
+                else:
+                    network, params = payload
+                    save_policy(path, network, params, card)
+                paths.append(path)
         return paths
 
     def plot(self, run: RunDir, title: str) -> Path | None:
+        """Draw the run's curves into `run.curve` (None before the first metrics line): the
+        learners' curve per seed, or the generation and ego panels of an iteration method."""
+        if not self.report.generation_curves:
+            return plot_curve(run, title, self.curve_metric)
         return plot_iterations(run, title, self.report.generation_curves, self.report.ego_curves)
-
-
-UPDATES = UpdateLoop()
 
 
 @dataclasses.dataclass(frozen=True)
 class Algorithm:
-    """How the run loop drives one algorithm module. With `loop=UPDATES` the module has
-    `init(key, config, *inputs)`, `update(state, config)`, `learner_params(state)` and
-    `network(config)`; with `ITERATIONS`, see `IterationLoop`. The table of them is
+    """A method as `aht-bench train` runs it: its name, its module, the loop over the module's
+    `METHOD` and whether its `init` takes teammates (`--teammates`: br, ego). The table of them is
     `aht_bench.runs.ALGORITHMS`."""
 
     name: str
-    module: ModuleType
-    needs_teammates: bool  # init takes a TeammatePool (br, ego)
-    per_agent: bool = False  # learner params have an agent axis after the seed axis (IPPO)
-    loop: Loop = UPDATES  # what one step of the run is
-    presets: tuple[str, ...] = ("quick", "paper")  # the preset names it has
+    module: ModuleType  # the module the catalogue names (its `METHOD`, its `SMOKE`)
+    loop: MethodLoop
+    needs_teammates: bool = False  # init takes a TeammatePool after the setup (br, ego)
+
+    @property
+    def method(self) -> Method[Any, Any]:
+        """The method the loop drives."""
+        return self.loop.method
+
+    @property
+    def presets(self) -> tuple[str, ...]:
+        """The preset names it has."""
+        return tuple(self.method.presets)
 
     def config(self, spec: RunSpec) -> Any:
         """The config `spec` asks for: its preset's, with its overrides applied (validated)."""
@@ -309,24 +168,7 @@ class Algorithm:
         return apply_overrides(self.loop.preset(self, spec.preset, spec.task), spec.overrides)
 
 
-def _learner_policies(algo: Algorithm, params: Any) -> list[tuple[str, Any]]:
-    """(file stem, params) for every learner of every seed; params on host."""
-    params = jax.device_get(params)
-    num_seeds = jax.tree.leaves(params)[0].shape[0]
-    out = []
-    for s in range(num_seeds):
-        seed_params = jax.tree.map(lambda x, s=s: x[s], params)
-        if algo.per_agent:
-            num_agents = jax.tree.leaves(seed_params)[0].shape[0]
-            for a in range(num_agents):
-                agent = jax.tree.map(lambda x, a=a: x[a], seed_params)
-                out.append((f"seed{s}-agent{a}", agent))
-        else:
-            out.append((f"seed{s}", seed_params))
-    return out
-
-
-def _policy_card(loop: Loop, spec: RunSpec, config: Any, learner: str, done: int) -> dict:
+def _policy_card(loop: MethodLoop, spec: RunSpec, config: Any, learner: str, done: int) -> dict:
     """The `card_extra` of a policy file the run writes: task and provenance."""
     return {
         "task_id": config.task_id,

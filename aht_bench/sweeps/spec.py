@@ -313,7 +313,7 @@ def _part_runs(data: dict[str, Any], source: str, tagged: bool) -> list[SweepRun
             algo = get(method)
         except ValueError as e:
             raise _error(source, "methods", str(e)) from None
-        if not hasattr(algo.module, "METHOD"):
+        if algo.loop.unit != "iteration":  # ippo, br, ego: PPO stages, no generated partners
             raise _error(
                 source, "methods", f"{method} trains no ego agent to score (sweeps run ROTATE "
                 "and the baselines: rotate, fcp, brdiv, comedi, paired, minimax, cole)"

@@ -8,11 +8,12 @@
 - `config`: frozen, validated configs; `presets`: paper and quick configs of the shared stages
   (IPPO, best response, ego) from the paper's tables (`paper_tables`, transcribed once; each
   method's own table is in its package) and the quick settings.
-- `driver`: the host loop (`init_seeds`, `update_seeds`, `iterate`, `run`, `TrainResult`).
+- `driver`: the jitted calls of a PPO learner, seeds vmapped (`init_seeds`, `update_seeds`,
+  `map_seeds`); the loops over them are the methods' (`aht_bench.algorithms.api.Method`).
 - `checkpoint`: a whole train state to/from safetensors + a verified JSON card.
 - `streams`: loss-stream tables (`LossTerm`, `loss_streams`), rollouts from stored start
   states (`branch_rollout`) and per-phase summaries (`phase_summary`) that methods share.
-- `report`: what an iteration-based method's run shows (`IterationReport`), as data.
+- `report`: what a method's run shows (`Report`), as data.
 
 Algorithms (`aht_bench.algorithms`) are pairings, stream weights and an outer loop over these;
 long runs on disk (`aht-bench train`) are `aht_bench.runs`. Both sit above this package, which
@@ -22,7 +23,7 @@ May import jax, optax, chex, numpy, aht_bench.envs and aht_bench.policies only.
 """
 
 from aht_bench.training.config import BRConfig, EgoConfig, IPPOConfig, PPOConfig, RunConfig
-from aht_bench.training.driver import TrainResult, init_seeds, run, update_seeds
+from aht_bench.training.driver import init_seeds, update_seeds
 from aht_bench.training.gae import gae
 from aht_bench.training.losses import clip_loss, entropy_loss, value_loss
 from aht_bench.training.partners import SampledTeammate, TeammatePool, teammate_pool
@@ -57,7 +58,6 @@ __all__ = [
     "SampledTeammate",
     "Stream",
     "TeammatePool",
-    "TrainResult",
     "Trajectory",
     "clip_loss",
     "entropy_loss",
@@ -69,7 +69,6 @@ __all__ = [
     "make_stream",
     "ppo_update",
     "rollout",
-    "run",
     "teammate_pool",
     "timestep_weights",
     "update_seeds",

@@ -1,21 +1,20 @@
-"""The Python loop that drives every algorithm: seeds vmapped, one jitted call per few updates.
+"""The jitted calls of every PPO learner, seeds vmapped: one call per few updates.
 
-An algorithm is a pair of pure functions over its own train state (a NamedTuple holding params,
-optimiser states, env states, carries, keys and the update counter):
+A PPO learner (ippo, br, ego) is a pair of pure functions over its own train state (a NamedTuple
+holding params, optimiser states, env states, carries, keys and the update counter):
 
     state = init(key, config, *inputs)          # one seed
     state, metrics = update(state, config)      # ONE PPO update; metrics: dict of scalars
 
-`init_seeds` vmaps `init` over seed keys; `update_seeds` vmaps `update` over seeds and scans it
-`config.updates_per_call` times inside one jitted call; `iterate` loops over the calls on the
-host, yielding after each; `run` consumes it in memory, stacks the metrics and keeps the
-learners' params after the updates listed in `config.checkpoint_updates`. Long runs on disk
-(checkpoints, metrics files, signals) are `aht_bench.runs`. Because the whole state of
-a run is the train state, continuing from a stored state after update k gives bit-identical
+`init_seeds` builds `init` for each seed key; `update_seeds` vmaps `update` over seeds and scans
+it `config.updates_per_call` times inside one jitted call: one step of the learner's `Method`
+(`aht_bench.algorithms.api`), whose `run` is the in-memory loop over calls and
+`aht_bench.runs` the one on disk (checkpoints, metrics files, signals). Because the whole state
+of a run is the train state, continuing from a stored state after update k gives bit-identical
 results to not stopping.
 
-Both jitted functions take the algorithm functions and the (hashable) config as static
-arguments, so runs with equal configs reuse one compiled update. On several devices,
+`update_seeds` takes the update function and the (hashable) config as static arguments, so runs
+with equal configs reuse one compiled update. On several devices,
 `shard_seeds` splits the seeds over them (every method maps its seeds with `map_seeds`;
 `split_seeds` checks the counts first); `group_seeds` runs them in groups of a fixed size, so
 that a run gives the same parameters to the bit on one device as on several (the group is what
@@ -26,9 +25,9 @@ May import jax, numpy and aht_bench.training only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -38,14 +37,6 @@ from jax.sharding import Mesh, PartitionSpec
 from aht_bench.training.config import RunConfig
 
 Metrics = dict[str, jax.Array]
-
-
-class TrainResult(NamedTuple):
-    """What `run` (and each algorithm's `train`) returns."""
-
-    state: Any  # the final train state, every leaf with a leading (num_seeds,) axis
-    metrics: dict[str, np.ndarray]  # name -> (num_seeds, num_updates) per-update metrics
-    checkpoints: dict[int, Any]  # update number -> learner params (leading seed axis), on host
 
 
 def init_seeds(keys: jax.Array, init: Callable[..., Any], config: RunConfig, *inputs: Any) -> Any:
@@ -233,64 +224,6 @@ def map_seeds(fn: Callable[..., Any], *args: Any) -> Any:
 def updates_done(state: Any) -> int:
     """The update counter of a (seed-stacked) train state, as a Python int."""
     return int(np.asarray(jax.device_get(_update_counter(state))).reshape(-1)[0])
-
-
-def iterate(
-    state: Any,
-    update: Callable[[Any, Any], tuple[Any, Metrics]],
-    config: RunConfig,
-    num_updates: int | None = None,
-) -> Iterator[tuple[int, Any, Metrics]]:
-    """Yield `(updates done, state, metrics)` after each jitted call of `update_seeds`.
-
-    Runs `num_updates` (default: the rest of `config.num_updates`) updates of `state` (leading
-    seed axis, from `init_seeds`). The metrics' leaves are (num_seeds, updates_per_call), on
-    device. `run` and the long-run loop of `aht_bench.runs` both consume this.
-    """
-    done = updates_done(state)
-    if num_updates is None:
-        num_updates = config.num_updates - done
-    if num_updates % config.updates_per_call:
-        raise ValueError(
-            f"num_updates={num_updates} is not a multiple of updates_per_call="
-            f"{config.updates_per_call}"
-        )
-    for _ in range(num_updates // config.updates_per_call):
-        state, metrics = update_seeds(state, update, config)
-        done += config.updates_per_call
-        yield done, state, metrics
-
-
-def run(
-    state: Any,
-    update: Callable[[Any, Any], tuple[Any, Metrics]],
-    config: RunConfig,
-    learner_params: Callable[[Any], Any],
-    num_updates: int | None = None,
-    on_update: Callable[[int, Metrics], None] | None = None,
-) -> TrainResult:
-    """Run `num_updates` (default: the rest of `config.num_updates`) updates of `state`, in memory.
-
-    `state` has a leading seed axis (from `init_seeds`) and its own update counter, so a run can
-    be continued from any state it returned. `learner_params(state)` picks what a checkpoint
-    keeps. `on_update(update_number, metrics)` is called after each jitted call with that
-    call's metrics (leaves (num_seeds, updates_per_call), on device).
-    """
-    history: list[Metrics] = []
-    checkpoints: dict[int, Any] = {}
-    for done, new_state, metrics in iterate(state, update, config, num_updates):
-        state = new_state
-        history.append(metrics)
-        if done in config.checkpoint_updates:
-            checkpoints[done] = jax.device_get(learner_params(state))
-        if on_update is not None:
-            on_update(done, metrics)
-    stacked = (
-        {k: np.concatenate([np.asarray(m[k]) for m in history], axis=1) for k in history[0]}
-        if history
-        else {}
-    )
-    return TrainResult(state, stacked, checkpoints)
 
 
 def _update_counter(state: Any) -> jax.Array:

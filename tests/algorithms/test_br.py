@@ -26,7 +26,7 @@ def test_best_response_to_a_fixed_teammate_reaches_its_optimum():
         ),
     )
     mates = TeammateSet(["always_B"], [(ConstantAction(1), None)])
-    result = br.train(jax.random.PRNGKey(0), config, mates, num_seeds=2)
+    result = br.train(jax.random.PRNGKey(0), config, num_seeds=2, inputs=(mates,))
     returns = result.metrics["episode_return"]
     assert np.all(returns[:, -5:].mean(axis=1) >= 0.95), returns[:, -5:]
     assert np.all(returns[:, 0] < 0.8)

@@ -359,13 +359,7 @@ def _tiny_algorithm(stop_after: set[int]) -> runs.Algorithm:
     method = dataclasses.replace(brdiv.METHOD, presets=presets, step=step)
     vars(module).update(vars(brdiv))
     vars(module).update(METHOD=method, PRESETS=presets, preset=method.preset)
-    return runs.Algorithm(
-        "brdiv",
-        module,
-        needs_teammates=False,
-        loop=runs.IterationLoop(method),
-        presets=("tiny",),
-    )
+    return runs.Algorithm("brdiv", module, runs.MethodLoop(method))
 
 
 def _main(out: str, resume: str, stops: str) -> None:

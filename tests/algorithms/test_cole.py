@@ -258,9 +258,7 @@ def _three_runs(root: Path) -> None:
         COORD_TASK, ((2.0, 0.0), (0.0, 1.0)), ("A", "B"), steps=1
     )  # as tests/conftest.py registers it
     cole.PRESETS["tiny"] = {COORD_TASK: _config()}
-    algo = runs.Algorithm(
-        "cole", cole, needs_teammates=False, loop=runs.IterationLoop(cole.METHOD), presets=("tiny",)
-    )
+    algo = runs.Algorithm("cole", cole, runs.MethodLoop(cole.METHOD))
     spec = runs.RunSpec("cole", COORD_TASK, "tiny", num_seeds=SEEDS, seed=1)
     runs.train(algo, spec, root / "reference", progress=False)
 

@@ -29,7 +29,7 @@ def test_ego_adapts_to_teammates_drawn_from_a_population():
     mates = TeammateSet(
         ["always_A", "always_B"], [(ConstantAction(0), None), (ConstantAction(1), None)]
     )
-    result = ego.train(jax.random.PRNGKey(0), config, mates, num_seeds=2)
+    result = ego.train(jax.random.PRNGKey(0), config, num_seeds=2, inputs=(mates,))
     returns = result.metrics["episode_return"]
     assert np.all(returns[:, -20:].mean(axis=1) >= 3.3), returns[:, -20:].mean(axis=1)
     hidden = result.state.learner.params["params"]["gru"]

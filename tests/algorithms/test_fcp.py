@@ -8,7 +8,6 @@ import dataclasses
 import json
 import os
 import signal
-import types
 from pathlib import Path
 from typing import Any
 
@@ -178,13 +177,13 @@ def test_the_pool_is_every_snapshot_of_what_ippo_trains(tiny_run):
     teammate_seat = 1 - config.ego_seat
     marks = config.checkpoint_updates
     for team in range(config.num_ippo_seeds):
-        # IPPO itself, from the run's seed key for this team: `ippo.init`, then the driver's
-        # loop over `ippo.update` keeping the learners after the snapshot updates
+        # IPPO itself, from the run's seed key for this team: `ippo.init`, then its Method's
+        # run over `ippo.update` keeping the learners after the snapshot updates
         key = final.buffer.team_keys[0, team]
         ippo_config = dataclasses.replace(config.ippo_config, checkpoint_updates=marks[1:])
         start = driver.init_seeds(key[None], ippo.init, ippo_config)
-        result = driver.run(start, ippo.update, ippo_config, ippo.learner_params)
-        expected = [ippo.learner_params(start)] + [result.checkpoints[u] for u in marks[1:]]
+        result = ippo.run(start, ippo_config)
+        expected = [ippo.learner_params(start)] + [result.kept[u] for u in marks[1:]]
         for j, params in enumerate(expected):
             member = pool.get(team * config.num_checkpoints + j)
             ippo_agent = jax.tree.map(lambda x: x[0, teammate_seat], params)
@@ -235,28 +234,17 @@ def _method(stop_at: int | None = None) -> Any:
     """`fcp.METHOD` with the tiny config as its only preset; sends itself SIGTERM during
     iteration `stop_at` (the run stops after it, with a checkpoint)."""
 
-    def iterate(state, setup):
-        state, metrics = fcp.iterate(state, setup)
-        if stop_at is not None and int(metrics["iteration"][0]) == stop_at:
+    def step(state, setup, done):
+        state, metrics = fcp.METHOD.step(state, setup, done)
+        if stop_at is not None and done + 1 == stop_at:
             os.kill(os.getpid(), signal.SIGTERM)
         return state, metrics
 
-    names = ("setup", "init_seeds", "ego_params", "population", "report")
-    return types.SimpleNamespace(  # what IterationLoop uses of a Method
-        preset=lambda name, task: _config(),
-        iterate=iterate,
-        **{name: getattr(fcp.METHOD, name) for name in names},
-    )
+    return dataclasses.replace(fcp.METHOD, presets={"quick": {TRUNC_TASK: _config()}}, step=step)
 
 
 def _train(out: Path, stop_at: int | None = None, resume: bool = False) -> runs.RunOutcome:
-    algo = runs.Algorithm(
-        "fcp",
-        fcp,
-        needs_teammates=False,
-        loop=runs.IterationLoop(_method(stop_at)),
-        presets=("quick",),
-    )
+    algo = runs.Algorithm("fcp", fcp, runs.MethodLoop(_method(stop_at)))
     spec = runs.RunSpec("fcp", TRUNC_TASK, "quick", num_seeds=1, seed=3)
     return runs.train(algo, spec, out, resume=resume, progress=False, log=lambda m: None)
 

@@ -7,7 +7,7 @@ import pytest
 from tiny_tasks import COORD_TASK
 
 from aht_bench.algorithms import ippo
-from aht_bench.training import IPPOConfig, PPOConfig, init_seeds, run
+from aht_bench.training import IPPOConfig, PPOConfig
 
 pytestmark = pytest.mark.usefixtures("tiny_tasks")
 
@@ -57,9 +57,9 @@ def test_metrics_and_checkpoints(result, config):
     ):
         assert m[k].shape == (2, cfg.num_updates) and np.all(np.isfinite(m[k])), k
     np.testing.assert_array_equal(m["env_steps"][0], np.arange(1, 31) * cfg.batch_size)
-    assert sorted(result.checkpoints) == [10, 30]
+    assert sorted(result.kept) == [10, 30]
     final = jax.tree.leaves(result.state.learners.params)
-    for a, b in zip(jax.tree.leaves(result.checkpoints[30]), final, strict=True):
+    for a, b in zip(jax.tree.leaves(result.kept[30]), final, strict=True):
         assert a.shape[:2] == (2, 2)  # (seeds, agents, ...)
         np.testing.assert_array_equal(a, b)
     assert int(result.state.update_step[0]) == cfg.num_updates
@@ -67,14 +67,11 @@ def test_metrics_and_checkpoints(result, config):
 
 def test_stopping_after_two_updates_and_resuming_is_bit_identical(config):
     cfg = config
-    keys = jax.random.split(jax.random.PRNGKey(7), 2)
-    state = init_seeds(keys, ippo.init, cfg)
-    straight = run(state, ippo.update, cfg, ippo.learner_params, num_updates=4)
-    first = run(state, ippo.update, cfg, ippo.learner_params, num_updates=2)
+    state = ippo.init_seeds(jax.random.PRNGKey(7), cfg, 2)
+    straight = ippo.run(state, cfg, 4)  # calls of updates_per_call = 1 update
+    first = ippo.run(state, cfg, 2)
     stored = jax.device_get(first.state)  # what a checkpoint holds: host copies of the state
-    resumed = run(
-        jax.tree.map(jnp.asarray, stored), ippo.update, cfg, ippo.learner_params, num_updates=2
-    )
+    resumed = ippo.run(jax.tree.map(jnp.asarray, stored), cfg, 2)
     for a, b in zip(jax.tree.leaves(straight.state), jax.tree.leaves(resumed.state), strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     for k, v in straight.metrics.items():

@@ -2,10 +2,12 @@
 one per line of `aht_bench.catalog.METHODS`), parametrised over all of them (issue 31, step 5):
 
 - each catalogue line names its module and the module's preset names;
-- the module exposes what its loop drives (update methods: `init`, `update`, `learner_params`,
-  `network`, their presets in `training.presets`; iteration methods: a `METHOD`
-  (`aht_bench.algorithms.api.Method`) that the run driver drives, and `init_seeds`, `iterate`,
-  `ego_params`, `population`, `networks`, `REPORT`, `preset` and `PRESETS` bound from it);
+- the module has a `METHOD` (`aht_bench.algorithms.api.Method`) that the one run loop
+  (`runs.MethodLoop`) drives, and `init_seeds`, `iterate`, `run`, `train`, `ego_params`,
+  `population`, `networks` and `preset` bound from it; an iteration method also its `REPORT`
+  and `PRESETS`, the PPO stages (ippo, br, ego, counted in updates) `init`, `update`,
+  `learner_params` and `network`, the pieces other methods build on, their presets those of
+  `training.presets`;
 - every preset it lists resolves on LBF and on an Overcooked v2 task (ROTATE's `sabotage` on the
   sabotage game), and its smoke-run overrides (its module's `SMOKE`, `aht_bench.runs.smoke`)
   validate;
@@ -33,17 +35,9 @@ from aht_bench.runs import smoke
 from aht_bench.training import presets
 
 METHODS = sorted(runs.ALGORITHMS)
+BOUND = ("init_seeds", "iterate", "run", "train", "ego_params", "preset", "networks", "population")
 UPDATE_API = ("init", "update", "learner_params", "network")  # presets: training.presets
-ITERATION_API = (
-    "init_seeds",
-    "iterate",
-    "ego_params",
-    "population",
-    "networks",
-    "REPORT",
-    "preset",
-    "PRESETS",
-)
+ITERATION_API = ("REPORT", "PRESETS")
 
 
 def _spec(method: str, preset: str = "quick", task: str = smoke.TASK, **kw: Any) -> runs.RunSpec:
@@ -64,7 +58,7 @@ def test_each_catalogue_line_names_its_module_and_presets():
     for entry in catalog.METHODS:
         algo = runs.get(entry.name)
         assert algo.module.__name__ == entry.module
-        if entry.loop == "update":
+        if algo.loop.unit == "update":
             real = {p for a, p in presets.PRESETS if a == entry.name}
         else:
             real = set(algo.module.METHOD.presets)
@@ -75,26 +69,31 @@ def test_each_catalogue_line_names_its_module_and_presets():
 def test_the_module_exposes_what_its_loop_drives(method):
     algo = runs.get(method)
     module = algo.module
-    api = UPDATE_API if algo.loop is runs.UPDATES else ITERATION_API
-    missing = [name for name in api if not hasattr(module, name)]
+    api = BOUND + (UPDATE_API if algo.loop.unit == "update" else ITERATION_API)
+    missing = [name for name in ("METHOD",) + api if not hasattr(module, name)]
     assert not missing, f"{module.__name__} lacks {missing}"
-    if algo.loop is not runs.UPDATES:
-        # the run driver drives the module's Method, and the module's names are the Method's
-        assert isinstance(module.METHOD, Method) and isinstance(module.METHOD.presets, dict)
-        assert isinstance(algo.loop, runs.IterationLoop) and algo.loop.method is module.METHOD
-        assert algo.loop.report is module.REPORT is module.METHOD.report
-        assert tuple(module.PRESETS) == algo.presets
+    # the one run loop drives the module's Method, and the module's names are the Method's
+    assert isinstance(module.METHOD, Method) and isinstance(module.METHOD.presets, dict)
+    assert isinstance(algo.loop, runs.MethodLoop) and algo.loop.method is module.METHOD
+    assert algo.loop.report is module.METHOD.report
+    assert tuple(module.METHOD.presets) == algo.presets
+    for name in ("init_seeds", "iterate", "run", "train", "ego_params", "preset"):
+        assert getattr(module, name) == getattr(module.METHOD, name), name
+    if algo.loop.unit == "iteration":
+        assert algo.loop.report is module.REPORT and tuple(module.PRESETS) == algo.presets
         assert isinstance(module.METHOD.preset("quick", "lbf"), TaskConfig)
-        for name in ("init_seeds", "iterate", "run", "train", "ego_params", "preset"):
-            assert getattr(module, name) == getattr(module.METHOD, name), name
+    else:
+        assert module.METHOD.preset("quick", "lbf") == presets.get(method, "quick", "lbf")
 
 
 def test_the_progress_bar_shows_the_curves_marked_for_it_generation_first():
     bars = {
         m: runs.get(m).loop.progress_metrics
         for m in METHODS
-        if runs.get(m).loop is not runs.UPDATES
+        if runs.get(m).loop.unit == "iteration"
     }
+    assert all(runs.get(m).loop.progress_metrics == (("ret", "episode_return"),)
+               for m in ("ippo", "br", "ego"))  # fmt: skip
     assert bars["rotate"] == (("regret", "regret"), ("ego", "ego_return"))
     assert bars["comedi"] == (("sp", "sp_return"), ("xp", "xp_return"), ("ego", "ego_return"))
     assert bars["cole"] == (("train", "train_return"), ("ego", "ego_return"))
@@ -158,7 +157,7 @@ def _tensors(folder: Path) -> dict[str, dict[str, np.ndarray]]:
 
 
 @pytest.mark.parametrize(
-    "method", [m for m in METHODS if isinstance(runs.ALGORITHMS[m].loop, runs.IterationLoop)]
+    "method", [m for m in METHODS if runs.ALGORITHMS[m].loop.unit == "iteration"]
 )
 def test_a_setup_is_its_config_to_jit(method):
     """Two setups of equal configs are equal and hash alike, so a function jitted with a setup

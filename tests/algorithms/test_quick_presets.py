@@ -43,7 +43,7 @@ def test_quick_br_learns_on_cramped_room(partner):
     mates = TeammateSet([partner], [(heuristic, None)])
     config = presets.get("br", "quick", "cramped_room")
     start = time.time()
-    result = br.train(jax.random.PRNGKey(0), config, mates)
+    result = br.train(jax.random.PRNGKey(0), config, inputs=(mates,))
     final = _final_return(result.metrics)
     first = float(np.nanmean(result.metrics["episode_return"][:, :10]))
     print(

@@ -30,6 +30,7 @@ from safetensors.numpy import load_file
 
 from aht_bench import runs
 from aht_bench.algorithms import rotate
+from aht_bench.algorithms.api import Method, MethodSetup
 from aht_bench.cli import main
 from aht_bench.policies import RecurrentEgo, load_policy, load_population
 from aht_bench.training import checkpoint
@@ -264,6 +265,9 @@ class _ToyConfig:
     iterations: int = 4
     env_steps_per_iteration: int = 10
 
+    def env_steps_after(self, done: int) -> int:
+        return done * self.env_steps_per_iteration
+
 
 class _ToyState(NamedTuple):
     ego: jax.Array  # (num_seeds, 3)
@@ -271,16 +275,15 @@ class _ToyState(NamedTuple):
     iteration: jax.Array  # (num_seeds,)
 
 
-def _toy(poison: str, at: int) -> types.SimpleNamespace:
-    """An open-ended module whose seed 1 gets NaN `poison` ("ego" params or "ego_loss") at
+def _toy(poison: str, at: int) -> Method:
+    """An open-ended method whose seed 1 gets NaN `poison` ("ego" params or "ego_loss") at
     iteration `at`, or that sends itself SIGTERM during iteration `at` (`poison="sigterm"`);
     returns are NaN at iteration 1 (no episode ended: allowed)."""
 
-    def init_seeds(key, config, num_seeds):
-        zeros = jnp.zeros((num_seeds,), jnp.int32)
-        return _ToyState(jnp.zeros((num_seeds, 3)), jnp.zeros((num_seeds, 4)), zeros)
+    def init(key, setup):
+        return _ToyState(jnp.zeros(3), jnp.zeros(4), jnp.zeros((), jnp.int32))
 
-    def iterate(state, config):
+    def iterate(state, setup, done):
         step = state.iteration + 1
         bad = (step == at) & (jnp.arange(step.shape[0]) == 1)
         if poison == "sigterm" and int(step[0]) == at:
@@ -299,12 +302,15 @@ def _toy(poison: str, at: int) -> types.SimpleNamespace:
         }
         return _ToyState(ego, state.buffer, step), {k: np.asarray(v) for k, v in metrics.items()}
 
-    return types.SimpleNamespace(  # what IterationLoop uses of a Method
-        preset=lambda name, task: _ToyConfig(task),
-        setup=lambda config: config,  # the toy derives nothing from its config
-        init_seeds=init_seeds,
-        iterate=iterate,
+    return Method(
+        name="toy",
+        presets={"quick": {runs.RunSpec("toy", TASK).task_id: _ToyConfig(TASK)}},
+        setup=lambda config: MethodSetup(config=config, env=None, networks=None),
+        init=init,
+        step=iterate,
+        population=lambda state, setup, seed: None,
         report=rotate.REPORT,
+        exhausted="",
     )
 
 
@@ -317,13 +323,7 @@ def _toy(poison: str, at: int) -> types.SimpleNamespace:
 )
 def test_non_finite_ego_stops_the_run_naming_the_iteration(poison, message, tmp_path):
     toy: Any = _toy(poison, at=3)
-    algo = runs.Algorithm(
-        "toy",
-        toy,
-        needs_teammates=False,
-        loop=runs.IterationLoop(toy),
-        presets=("quick",),
-    )
+    algo = runs.Algorithm("toy", types.ModuleType("toy"), runs.MethodLoop(toy))
     out = tmp_path / "toy"
     spec = runs.RunSpec("toy", TASK, num_seeds=2)
     with pytest.raises(runs.TrainingDiverged, match=message):
@@ -338,13 +338,7 @@ def test_non_finite_ego_stops_the_run_naming_the_iteration(poison, message, tmp_
 
 def test_sigterm_stops_after_the_current_iteration_with_a_checkpoint(tmp_path):
     toy: Any = _toy("sigterm", at=2)
-    algo = runs.Algorithm(
-        "toy",
-        toy,
-        needs_teammates=False,
-        loop=runs.IterationLoop(toy),
-        presets=("quick",),
-    )
+    algo = runs.Algorithm("toy", types.ModuleType("toy"), runs.MethodLoop(toy))
     out = tmp_path / "toy"
     with pytest.raises(runs.TrainingInterrupted, match="SIGTERM: stopped after iteration 2") as e:
         runs.train(algo, runs.RunSpec("toy", TASK, num_seeds=2), out, progress=False, log=print)

@@ -91,7 +91,7 @@ def test_the_run_driver_trains_it_from_its_catalogue_line(self_play, tmp_path):
     entry = _catalogue_line()
     assert (entry.name, entry.module) == ("self_play", MODULE)
     algo = registry.algorithm(entry)  # as the registry builds `runs.ALGORITHMS`
-    assert isinstance(algo.loop, runs.IterationLoop) and algo.loop.method is self_play.METHOD
+    assert isinstance(algo.loop, runs.MethodLoop) and algo.loop.method is self_play.METHOD
     assert algo.module is self_play
     assert algo.presets == tuple(self_play.PRESETS) == entry.presets
     overrides = (("iterations", "2"), *((k, str(v)) for k, v in TINY.items()))

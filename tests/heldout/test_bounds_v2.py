@@ -199,7 +199,7 @@ def test_cli_build_of_an_overcooked_v2_set_starts_training_its_v2_task(tmp_path,
 
     seen = []
 
-    def fake_train(key, config, seeds, on_update=None):
+    def fake_train(key, config, seeds, on_iteration=None):
         seen.append(config)
         raise KeyboardInterrupt  # the CLI's clean stop: nothing published
 
@@ -239,8 +239,6 @@ def _tiny_v2(monkeypatch, task_maximum: float | None = None) -> recipes.Recipe:
 
 @pytest.mark.slow
 def test_a_tiny_v2_build_records_curves_and_bounds_and_resumes_bit_for_bit(tmp_path, monkeypatch):
-    from aht_bench.training import driver
-
     _tiny_v2(monkeypatch)
     logs: list[str] = []
     a = hb.build("lbf", "v2", out=tmp_path / "a", work=tmp_path / "wa", log=logs.append)
@@ -266,20 +264,23 @@ def test_a_tiny_v2_build_records_curves_and_bounds_and_resumes_bit_for_bit(tmp_p
 
     # the same build killed after the first chunk of its second best response resumes from
     # the saved chunk state and ends with the same weights
-    calls = {"n": 0}
-    real_run = driver.run
+    from aht_bench.algorithms import br as br_method
 
-    def dying_run(*args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] == 5:
+    fresh = {"n": 0}  # chunk calls that start a best response (its update counter at 0)
+    real_run = br_method.run
+
+    def dying_run(state, *args, **kwargs):
+        starts = int(np.asarray(state.update_step).reshape(-1)[0]) == 0
+        fresh["n"] += starts
+        if fresh["n"] == 2 and not starts:  # the second chunk of the second best response
             raise KeyboardInterrupt
-        return real_run(*args, **kwargs)
+        return real_run(state, *args, **kwargs)
 
-    monkeypatch.setattr(driver, "run", dying_run)
+    monkeypatch.setattr(br_method, "run", dying_run)
     with pytest.raises(KeyboardInterrupt):
         hb.build("lbf", "v2", out=tmp_path / "b", work=tmp_path / "wb", log=lambda _m: None)
     assert list((tmp_path / "wb").rglob("*.state.safetensors"))
-    monkeypatch.setattr(driver, "run", real_run)
+    monkeypatch.setattr(br_method, "run", real_run)
     logs_b: list[str] = []
     b = hb.build("lbf", "v2", out=tmp_path / "b", work=tmp_path / "wb", log=logs_b.append)
     assert any("resuming the best response" in line for line in logs_b)

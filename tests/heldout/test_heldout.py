@@ -452,7 +452,7 @@ def test_an_ippo_source_trains_with_its_presets_hyperparameters(
 
     seen = []
 
-    def fake_train(key, config, seeds, on_update=None):
+    def fake_train(key, config, seeds, on_iteration=None):
         seen.append(config)
         raise Stop
 

@@ -7,6 +7,7 @@ compile); the subprocess runs pay their own compile (~15 s each).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -14,7 +15,6 @@ import subprocess
 import sys
 import threading
 import time
-import types
 from pathlib import Path
 
 import jax
@@ -26,7 +26,7 @@ from safetensors.numpy import load_file
 from aht_bench import runs
 from aht_bench.algorithms import ippo
 from aht_bench.policies import load_policy
-from aht_bench.training import checkpoint
+from aht_bench.training import checkpoint, driver
 
 TASK = "sabotage-v1"
 OVERRIDES = (("total_timesteps", "6144"), ("num_envs", "8"), ("rollout_length", "16"))
@@ -219,13 +219,11 @@ def test_non_finite_loss_stops_the_run_naming_the_update(tmp_path: Path):
         poison = jnp.where(state.update_step == 4, jnp.nan, 0.0)
         return state, metrics | {"value_loss": metrics["value_loss"] + poison}
 
-    fake = types.SimpleNamespace(
-        init=ippo.init,
-        update=_poisoned_update,
-        learner_params=ippo.learner_params,
-        network=ippo.network,
+    poisoned = dataclasses.replace(
+        ippo.METHOD,
+        step=lambda state, setup, done: driver.update_seeds(state, _poisoned_update, setup.config),
     )
-    algo = runs.Algorithm("ippo", fake, needs_teammates=False, per_agent=True)  # type: ignore[arg-type]
+    algo = runs.Algorithm("ippo", ippo, runs.MethodLoop(poisoned))
     out = tmp_path / "nan"
     with pytest.raises(runs.TrainingDiverged, match=r"value_loss became nan at update 4 \(seed"):
         runs.train(algo, SPEC, out, progress=False, log=_quiet, checkpoint_every_updates=2)

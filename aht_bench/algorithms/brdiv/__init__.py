@@ -32,7 +32,7 @@ as unrolling them and a smaller compile: docs/baselines/brdiv.md.)
 
 A run is `generation_iterations` iterations of the generation (each a chunk of the joint
 updates; the confederates', BRs' and Adam states and the pairs' envs carry over) and then
-`ego_iterations` ego iterations (`aht_bench.runs.IterationLoop`: a checkpoint after each, exact
+`ego_iterations` ego iterations (`aht_bench.runs.MethodLoop`: a checkpoint after each, exact
 resume).
 
 What the paper leaves open, and what is chosen here:

@@ -32,7 +32,7 @@ from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.ppo import LearnerState, Stream, make_optimizer, make_stream, ppo_update
-from aht_bench.training.report import Curve, IterationReport
+from aht_bench.training.report import Curve, Report
 from aht_bench.training.rollout import (
     Pairing,
     RolloutState,
@@ -377,7 +377,7 @@ def best_responses(state: BRDivState, setup: MethodSetup, seed: int | None = 0) 
     return Population(setup.networks.best_response, seed_of(state.buffer.best_responses, seed))
 
 
-REPORT = IterationReport(
+REPORT = Report(
     generation_curves=(
         Curve("sp_return", "SP return (diagonal: confederate i x BR i)", "C0", progress="sp"),
         Curve("xp_return", "XP return (off-diagonal: confederate i x BR j)", "C1", progress="xp"),

@@ -28,7 +28,7 @@ from aht_bench.policies.population import Population
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.partners import SampledTeammate, TeammatePool
 from aht_bench.training.ppo import LearnerState, make_optimizer, ppo_update
-from aht_bench.training.report import Curve, IterationReport
+from aht_bench.training.report import Curve, Report
 from aht_bench.training.rollout import (
     Pairing,
     RolloutState,
@@ -431,7 +431,7 @@ def population(state: ColeState, setup: MethodSetup, seed: int | None = 0) -> Po
     return buffer_population(state.buffer, "members", setup.networks.member, seed)
 
 
-REPORT = IterationReport(
+REPORT = Report(
     generation_curves=(
         Curve("train_return", "new member with its training partners", "C0", progress="train"),
         Curve("xp_return", "new member x earlier members (mean XP)", "C1"),

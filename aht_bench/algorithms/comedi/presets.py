@@ -16,7 +16,7 @@ from aht_bench.algorithms.comedi.paper_table import COMEDI
 from aht_bench.training import presets
 from aht_bench.training.config import EgoConfig
 from aht_bench.training.paper_tables import PPORow
-from aht_bench.training.report import Curve, IterationReport
+from aht_bench.training.report import Curve, Report
 
 # -------------------------------------------------------------------------------------- presets
 
@@ -101,7 +101,7 @@ PRESETS: dict[str, dict[str, CoMeDiConfig]] = presets.per_task(
 """preset name -> task id -> config."""
 
 
-REPORT = IterationReport(
+REPORT = Report(
     generation_curves=(
         Curve("sp_return", "SP return (teammate x its BR)", "C0", progress="sp"),
         Curve("xp_return", "XP return (teammate x pi^comp)", "C1", progress="xp"),

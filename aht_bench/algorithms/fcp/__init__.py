@@ -16,7 +16,7 @@ shared PPO core: a two-stage method.
    `presets.get("ego", ...)`) trains in `ego_seat` against a teammate drawn uniformly from the
    whole pool at every episode start.
 
-Run loop (`aht_bench.runs.IterationLoop`): iterations `1..generation_iterations` each train
+Run loop (`aht_bench.runs.MethodLoop`): iterations `1..generation_iterations` each train
 `teams_per_iteration` whole IPPO runs in one jitted call (all PPO updates in one `lax.scan`,
 snapshots recorded inside it); the last of them hands the pool to the ego (uniform weights) and
 resets the ego's envs; iterations after that each run one chunk of the ego's PPO updates

@@ -26,7 +26,7 @@ from aht_bench.policies.core import Params
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
 from aht_bench.policies.population import Population
 from aht_bench.training.driver import map_seeds
-from aht_bench.training.report import Curve, IterationReport
+from aht_bench.training.report import Curve, Report
 from aht_bench.training.streams import phase_summary
 
 # ---------------------------------------------------------------------------------------- setup
@@ -220,7 +220,7 @@ def population(state: FCPState, setup: MethodSetup, seed: int | None = 0) -> Pop
     return buffer_population(state.buffer, "teammates", setup.networks.teammate, seed, "pool")
 
 
-REPORT = IterationReport(
+REPORT = Report(
     generation_curves=(
         Curve("sp_return", "SP return of each IPPO team (last quarter)", "C0", progress="sp"),
     ),

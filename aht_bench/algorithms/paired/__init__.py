@@ -24,7 +24,7 @@ being trained, the one that collected this update's XP data.
 
 Iterations: the run's updates are split into `iterations` equal chunks (the table's Num
 Checkpoints, 10), each one jitted call (all the chunk's updates in one `lax.scan`, seeds
-vmapped), after which the run loop (`aht_bench.runs.IterationLoop`) checkpoints. The state carries
+vmapped), after which the run loop (`aht_bench.runs.MethodLoop`) checkpoints. The state carries
 all
 three learners' params and Adam states, both rollouts' env states and the key, so nothing
 restarts between iterations and a resumed run is bit-identical to an unstopped one; a learning

@@ -34,7 +34,7 @@ from aht_bench.training.buffer import TeammateBuffer, empty_buffer, insert
 from aht_bench.training.driver import map_seeds
 from aht_bench.training.partners import MixedPartner, SampledTeammate, TeammatePool
 from aht_bench.training.ppo import LearnerState, make_optimizer, ppo_update
-from aht_bench.training.report import Curve, IterationReport
+from aht_bench.training.report import Curve, Report
 from aht_bench.training.rollout import (
     Pairing,
     RolloutState,
@@ -366,7 +366,7 @@ def population(state: RotateState, setup: MethodSetup, seed: int | None = 0) -> 
     return buffer_population(state.buffer, "teammates", setup.networks.teammate, seed, "buffer")
 
 
-REPORT = IterationReport(
+REPORT = Report(
     generation_curves=(
         Curve("sp_return", "SP return (teammate x BR)", "C0"),
         Curve("xp_return", "XP return (teammate x ego)", "C1"),
@@ -374,4 +374,4 @@ REPORT = IterationReport(
     ),
 )
 """How `aht-bench train rotate` shows a run: the regret curve of each new teammate, the ego's
-return, per iteration (`aht_bench.runs.IterationLoop`)."""
+return, per iteration (`aht_bench.runs.MethodLoop`)."""

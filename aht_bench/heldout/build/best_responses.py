@@ -112,7 +112,9 @@ def _best_responses(
                 mates = TeammateSet(["partner"], [(cand.policy, cand.params)])
                 tick, close = _progress(config.num_updates, f"br {cand.name} seat {seat}")
                 try:
-                    result = br.train(jax.random.PRNGKey(seed), config, mates, on_update=tick)
+                    result = br.train(
+                        jax.random.PRNGKey(seed), config, on_iteration=tick, inputs=(mates,)
+                    )
                 finally:
                     close()
                 params = jax.tree.map(lambda x: np.asarray(x[0]), br.learner_params(result.state))
@@ -182,9 +184,8 @@ def _train_br_until_plateau(
     the maximum budget) and is saved after every chunk next to `path`, so a killed build resumes
     from the last finished chunk, bit for bit."""
     from aht_bench.algorithms import br
-    from aht_bench.algorithms.fixed_partner import as_pool
     from aht_bench.policies.io import save_policy
-    from aht_bench.training import checkpoint, driver, presets
+    from aht_bench.training import checkpoint, presets
     from aht_bench.training.config import BRConfig
 
     plateau = rec.br_plateau
@@ -203,8 +204,12 @@ def _train_br_until_plateau(
     )
     assert isinstance(config, BRConfig) and config.num_updates == max_chunks * chunk_updates
     mates = TeammateSet(["partner"], [(cand.policy, cand.params)])
-    state = driver.init_seeds(jax.random.split(jax.random.PRNGKey(seed), 1), br.init, config,
-                              as_pool(mates))  # fmt: skip
+    state = br.init_seeds(jax.random.PRNGKey(seed), config, 1, (mates,))
+    if chunk_updates % config.updates_per_call:
+        raise ValueError(
+            f"a chunk of {chunk_updates} updates is not a multiple of updates_per_call = "
+            f"{config.updates_per_call}: set br_timesteps to a multiple of one call's env steps"
+        )
     state_path = Path(str(path).removesuffix(".safetensors") + ".state.safetensors")
     state, curve, seconds = _resume_chunks(state_path, state, partner, cand.name, log)
     while len(curve) < max_chunks and not plateaued(curve, plateau.tolerance, plateau.min_chunks):
@@ -215,15 +220,13 @@ def _train_br_until_plateau(
         )
         start = time.perf_counter()
         tick, close = _progress(chunk_updates, f"br {cand.name} seat {seat} chunk {k}")
-        offset = (k - 1) * chunk_updates  # the driver counts the run's updates, not the chunk's
+        offset = (k - 1) * chunk_updates  # the run counts its updates, not the chunk's
         try:
-            result = driver.run(
+            result = br.run(
                 state,
-                br.update,
                 config,
-                br.learner_params,
-                chunk_updates,
-                on_update=lambda done, m, tick=tick, offset=offset: tick(done - offset, m),
+                chunk_updates // config.updates_per_call,
+                on_iteration=lambda done, *_, tick=tick, offset=offset: tick(done - offset),
             )
         finally:
             close()

@@ -153,7 +153,7 @@ def _train_ippo_team(
     start = time.perf_counter()
     tick, close = _progress(cfg.num_updates, name)
     try:
-        result = ippo.train(jax.random.PRNGKey(seed), cfg, 1, on_update=tick)
+        result = ippo.train(jax.random.PRNGKey(seed), cfg, 1, on_iteration=tick)
     finally:
         close()
     seconds = round(time.perf_counter() - start, 1)
@@ -163,7 +163,7 @@ def _train_ippo_team(
     log(f"  done in {seconds:.0f}s; self-play return at the end {final}")
     net = ippo.network(cfg)
     for update, seat, path in wanted:
-        tree = ippo.learner_params(result.state) if update is None else result.checkpoints[update]
+        tree = ippo.learner_params(result.state) if update is None else result.kept[update]
         prov = {
             "algorithm": "ippo (aht_bench.algorithms.ippo)",
             "preset": source.preset,

@@ -76,13 +76,14 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _progress(total: int, label: str) -> tuple[Callable[[int, Any], None], Callable[[], None]]:
-    """An `on_update` callback drawing a tqdm bar over `total` updates, and its closer."""
+def _progress(total: int, label: str) -> tuple[Callable[..., None], Callable[[], None]]:
+    """An `on_iteration` callback (`Method.run`: updates done, state, metrics) drawing a tqdm
+    bar over `total` updates, and its closer."""
     from tqdm import tqdm
 
     bar = tqdm(total=total, desc=label, unit="upd", leave=False, dynamic_ncols=True)
 
-    def update(done: int, _metrics: Any) -> None:
+    def update(done: int, *_: Any) -> None:
         bar.update(done - bar.n)
 
     return update, bar.close
