@@ -216,3 +216,20 @@ def test_no_file_is_over_800_lines_and_no_click_command_over_60():
                 if lines > 60:
                     long.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}: {lines}")
     assert long == []
+
+
+def test_the_training_core_names_no_method():
+    """`training/` is the method-agnostic core (PPO and the shared stages ippo, br and ego use):
+    no module of it names one of the other methods of the catalogue, in code or in words."""
+    from aht_bench import catalog
+
+    stages = {"ippo", "br", "ego"}
+    names = [e.name for e in catalog.METHODS if e.name not in stages] + ["minimax return"]
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b", re.IGNORECASE)
+    found = [
+        f"{path.relative_to(PACKAGE)}:{i}: {line.strip()}"
+        for path in sorted((PACKAGE / "training").rglob("*.py"))
+        for i, line in enumerate(path.read_text().splitlines(), 1)
+        if pattern.search(line)
+    ]
+    assert not found, "training/ names a method:\n" + "\n".join(found)

@@ -9,7 +9,8 @@ table; its presets use the IPPO table (the base algorithm of every method).
     mates = TeammateSet(["independent_agent_0"], [(heuristic, None)])
     result = br.train(key, presets.get("br", "quick", "cramped_room"), mates)
 
-May import aht_bench.policies, aht_bench.training and aht_bench.algorithms (fixed_partner, ippo)
+May import jax, aht_bench.policies, aht_bench.training and aht_bench.algorithms (api,
+fixed_partner, ippo)
 only.
 """
 

@@ -10,7 +10,8 @@ minibatches are whole env sequences re-run from their stored start carries.
     pop = Population.stack(mlp, [params_0, params_1, ...])
     result = ego.train(key, presets.get("ego", "quick", "lbf"), pop, num_seeds=2)
 
-May import aht_bench.policies, aht_bench.training and aht_bench.algorithms (fixed_partner, ippo)
+May import jax, aht_bench.policies, aht_bench.training and aht_bench.algorithms (api,
+fixed_partner, ippo)
 only.
 """
 

@@ -1,6 +1,6 @@
 """The population buffer of an open-ended method (the paper's B_pi): a fixed number of slots of
-teammate params, each with the best response trained with it, filled in order. ROTATE adds one
-teammate per iteration, CoMeDi one per generation iteration; the slots exist from the start
+teammate params, each with the best response trained with it, filled in order (a method adds
+one teammate per iteration, or per generation iteration); the slots exist from the start
 (zeros), so the buffer's shapes never change and a run compiles once.
 
 May import jax and aht_bench.policies only.
@@ -21,7 +21,7 @@ class TeammateBuffer(NamedTuple):
 
     teammates: Params  # leaves (slots, ...): teammate params; slot i from the i-th generated
     best_responses: Params  # leaves (slots, ...): the best response trained with each (None
-    #   for a method that trains none, e.g. ROTATE's `minimax` variant)
+    #   for a method that trains none)
     count: jax.Array  # () int32: filled slots
 
 

@@ -138,7 +138,8 @@ class RunConfig:
     shaped_reward_coef: float = 1.0
     """Training reward is `base + shaped_reward_coef * shaped` (paper: shaped reward on)."""
     checkpoint_updates: tuple[int, ...] = ()
-    """Keep the learners' params after these update numbers (1-based), e.g. for FCP pools."""
+    """Keep the learners' params after these update numbers (1-based), e.g. for a pool of
+    snapshots."""
     updates_per_call: int = 1
     """PPO updates per jitted call (fewer host round trips); must divide `num_updates`."""
     shaping: tuple[tuple[str, float], ...] = ()
@@ -308,7 +309,7 @@ EGO_STAGE_FIELDS = {
     "hidden": "ego_hidden",
     "learner_seat": "ego_seat",
 }
-"""`EgoConfig` field -> the flat field a two-stage method's config holds it in (FCP, BRDiv,
-CoMeDi and ROTATE hold their ego stage as `ego_*` fields; their `ego_config` builds the
+"""`EgoConfig` field -> the flat field a method's config holds it in (a method that holds its
+ego stage as `ego_*` fields; its `ego_config` builds the
 `EgoConfig`; a method whose rollouts are shared by both stages has no `ego_num_envs` or
 `ego_rollout_length`). The task fields come from the method's own config."""

@@ -85,7 +85,7 @@ def shard_seeds(devices: Sequence[Any] | None) -> None:
 
     Each device runs its share of the seeds as one batch (or in groups, `group_seeds`). XLA
     compiles a program for that batch size, and its rounding can depend on it (the recurrent
-    egos of FCP and ROTATE differ in the last bits between a batch of 4 seeds and two of 2);
+    egos of two methods differ in the last bits between a batch of 4 seeds and two of 2);
     two runs whose devices run batches of the same size give identical parameters. So 4 seeds
     over 2 devices equal 4 seeds on one device in groups of 2 (`group_seeds(2)`, `aht-bench
     train --seed-group 2`): tests/training/test_seed_sharding.py.

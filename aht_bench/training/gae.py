@@ -23,7 +23,7 @@ def gae(
     """Advantages and value targets of a time-major rollout with auto-reset (Schulman et al. 2016).
 
     The advantage the paper writes `A_t` in Eq. (ppo_clip_loss) and the target
-    `V^targ = A^GAE + V_old(s)` of Eq. (val_loss) (App. "ROTATE Pseudocode"):
+    `V^targ = A^GAE + V_old(s)` of Eq. (val_loss) (the paper's pseudocode appendix):
 
         next_t  = 0                      if terminated_t   (the episode is over)
                 = V(final_obs_t)         if truncated_t    (cut by the horizon: bootstrap)

@@ -1,4 +1,4 @@
-"""The PPO losses of the paper (App. "ROTATE Pseudocode", "Generalized PPO loss functions").
+"""The PPO losses of the paper (its pseudocode appendix, "Generalized PPO loss functions").
 
 Each function is one formula over a batch of transitions with a validity mask; "E_D" below is the
 mean over the valid transitions of the batch. Algorithms never write their own losses: they

@@ -6,7 +6,7 @@ the table searched a grid; and the column types the methods' own tables use.
     paper_tables.EGO["overcooked-coord_ring-v1"].timesteps   # 1.2e8
 
 Each method's table lives with the method (`aht_bench/algorithms/<method>/paper_table.py`, e.g.
-`rotate.paper_table.ROTATE["lbf-v1"].teammate_ppo.lr`; Minimax Return's in its module): the
+`<method>.paper_table.<TABLE>["lbf-v1"].teammate_ppo.lr`): the
 training core knows no method. Rows are keyed by the v1 task ids and repeated for each Overcooked
 layout's v2 id (`with_v2`: a row belongs to the layout, not the protocol). Only what a table gives
 is here; what the presets add (rollout lengths, network sizes, the settings a table leaves out)
@@ -49,7 +49,7 @@ class StageRow(NamedTuple):
 
 
 class OpenEndedRow(NamedTuple):
-    """The columns an open-ended method's row shares (ROTATE, Minimax Return):
+    """The columns an open-ended method's row shares:
     `aht_bench.training.presets.paper_open_ended` turns them into config fields."""
 
     iterations: int  # OEL Iterations

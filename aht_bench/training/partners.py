@@ -3,17 +3,16 @@
 `SampledTeammate(members)` is a policy that, at the first step of every episode, draws a member
 of `members` (a stacked `Population` or a heterogeneous `TeammateSet`) with probability
 proportional to `TeammatePool.weights` and plays it for the rest of the episode (the ego update
-of the paper's Alg. rotate_ego_update samples teammates uniformly from the buffer; here each
+of the paper's ego-update algorithm samples teammates uniformly from the buffer; here each
 env draws its own teammate per episode). A zero weight leaves a member out, so a fixed-size
-buffer can grow without recompiling (ROTATE adds one teammate per iteration).
+buffer can grow without recompiling (a method that adds one teammate per iteration).
 
 The draw happens inside `act`, from the act key, when the carry says "no member yet"
 (`member == -1`, what `init_carry` and an episode-start reset give), so rollouts need no
 special case for it.
 
 `MixedPartner(first, second)` plays, at every step, the action of one of two policies with
-probability 1/2 each (the paper's mixed play, Eq. mixed_play_start; ROTATE's `mixed_play`
-variant and CoMeDi).
+probability 1/2 each (the paper's mixed play, Eq. mixed_play_start).
 
 May import jax and aht_bench.policies only.
 """
@@ -103,7 +102,7 @@ class MixedPartner:
     `first`'s, advanced every step; a recurrent `first` (a `GRUCarry`) is told the action
     actually played. `second` is feed-forward (its carry is `()`)."""
 
-    first: Any  # a policy; ROTATE: the ego, CoMeDi: pi^comp
+    first: Any  # a policy: the ego, or the teammate being made compatible (pi^comp)
     second: Any  # a feed-forward policy: the best response
 
     def init_carry(self, batch_shape: tuple[int, ...]) -> Carry:

@@ -1,18 +1,19 @@
 """The one PPO update: epochs x minibatches over several streams of one learner at once.
 
 A `Stream` is one pairing's data for one learner, with its advantages, the value head they came
-from and train, and the weight and sign of the paper's generalised clip loss (App. "ROTATE
-Pseudocode", Eq. ppo_clip_loss). The learner's loss on a minibatch is
+from and train, and the weight and sign of the paper's generalised clip loss (its pseudocode
+appendix, Eq. ppo_clip_loss). The learner's loss on a minibatch is
 
     L = sum_s L_CLIP(stream s; w_s, sign_s)                       Eq. (ppo_clip_loss), per stream
       + ent_coef * L_ENT(union of all streams)                     Eq. (ent_loss), once
       + vf_coef  * sum_k L_VAL(head k; union of streams on head k)  Eq. (val_loss), per head
 
 which is the paper's PPO loss for one stream with `w = 1`, `sign = +1` (IPPO, PPO-BR, the ego
-update of Alg. rotate_ego_update), and its teammate loss L_REG (Eq. regret_pol_loss) for the
-four streams SP, XP, SXP, XSP with weights `(1 + lambda_2) (t + 1)`, `t + 1`, `1 + lambda_1`,
-`1`, signs `+1, -1, +1, -1` and value heads BR, ego, BR, ego. Each epoch shuffles every stream
-and splits each into `num_minibatches` parts; minibatch m holds part m of every stream.
+update of the paper's ego-update algorithm), and its teammate loss L_REG (Eq. regret_pol_loss)
+for the four streams SP, XP, SXP, XSP with weights `(1 + lambda_2) (t + 1)`, `t + 1`,
+`1 + lambda_1`, `1`, signs `+1, -1, +1, -1` and value heads BR, ego, BR, ego. Each epoch shuffles
+every stream and splits each into `num_minibatches` parts; minibatch m holds part m of every
+stream.
 
 Feed-forward learners minibatch over transitions. Recurrent learners (a non-empty carry)
 minibatch over whole env sequences, time-major, and re-run the network from each sequence's
@@ -69,7 +70,7 @@ class Stream(NamedTuple):
 def timestep_weights(trajectory: Trajectory) -> jax.Array:
     """(T, E) float32 `w_ts = t + 1` for the zero-based step t of each transition in its episode.
 
-    ROTATE weights its SP and XP transitions by their timestep (paper Eq. tsw_grad: the t-th
+    The paper weights its teammates' SP and XP transitions by their timestep (Eq. tsw_grad: the t-th
     transition of an episode from p0 stands for t + 1 start-state samples). The env's own step
     count is used, so episodes that began in an earlier rollout keep counting.
     """

@@ -103,7 +103,7 @@ def paper_ppo(row: PPORow) -> PPOConfig:
 
 
 def paper_open_ended(task_id: str, row: OpenEndedRow) -> dict[str, Any]:
-    """The fields the open-ended methods' `paper` presets share (ROTATE, Minimax Return), from
+    """The fields the `paper` presets of open-ended methods share (an `OpenEndedRow`), from
     their table's row on `task_id`: iterations, both learners' timesteps and PPO settings, and
     `paper_rollouts`."""
     return {
@@ -155,8 +155,8 @@ QUICK_PPO = PPOConfig(
 )
 """The PPO settings of every `quick` preset (the methods' too)."""
 QUICK_EGO_PPO = dataclasses.replace(QUICK_PPO, learning_rate=5e-4, anneal_lr=False)
-"""The recurrent ego's PPO settings in the open-ended methods' `quick` presets (ROTATE, PAIRED,
-Minimax Return): a lower constant learning rate, the ego's partners changing under it."""
+"""The recurrent ego's PPO settings in the open-ended methods' `quick` presets
+(`quick_open_ended`): a lower constant learning rate, the ego's partners changing under it."""
 _QUICK_BUDGET = with_v2(
     {
         "lbf-v1": 3_000_000,
@@ -170,7 +170,7 @@ _QUICK_BUDGET = with_v2(
 )
 
 
-# The methods' quick presets (ROTATE and the six baselines) train every learner on coord_ring,
+# The methods' quick presets train every learner on coord_ring,
 # forced_coord and counter_circuit with pickups off a counter unpaid. With the paper's shaping
 # (counter_pickup 1) the methods' quick runs on coord_ring and forced_coord kept a sparse
 # training return of 0 (0.05 at best over 14 runs): the learners settle on dropping an item on
@@ -200,7 +200,7 @@ def quick_rollouts(task_id: str, num_envs: int = 64) -> dict[str, Any]:
 
 
 def quick_open_ended(task_id: str) -> dict[str, Any]:
-    """The fields the open-ended methods' `quick` presets share (ROTATE, PAIRED, Minimax Return):
+    """The fields the open-ended methods' `quick` presets share (teammate, ego and rollouts):
     `quick_rollouts`, `QUICK_PPO` for the teammate and `QUICK_EGO_PPO` for the ego."""
     return {**quick_rollouts(task_id), "teammate_ppo": QUICK_PPO, "ego_ppo": QUICK_EGO_PPO}
 
@@ -235,7 +235,7 @@ def whole(steps: float, batch: int) -> int:
 
 
 def medium_ego(task_id: str) -> EgoConfig:
-    """The ego stage of the two-stage methods' `medium` presets (FCP, BRDiv, CoMeDi): the
+    """The ego stage of the two-stage methods' `medium` presets: the
     `ego` quick preset's per-step settings at `MEDIUM_FRACTION` of the paper's ego steps, with
     the open-ended methods' constant ego learning rate (`QUICK_EGO_PPO`: the paper's egos do not
     anneal, Table ppo_ego_tm_hyperparams)."""

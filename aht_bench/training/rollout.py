@@ -3,7 +3,7 @@
 A `Pairing` names one policy per *role* (e.g. IPPO: agent 0, agent 1; ego training: ego,
 teammate), the seat each role plays, and which roles are learners. `rollout` scans `num_steps`
 joint steps of a batch of `AutoReset` envs (whatever the reset source: fresh p0 starts, or
-`StoredStates` for ROTATE's SXP/XSP rollouts) and records, for each learner role, what PPO
+`StoredStates` for the paper's SXP/XSP rollouts) and records, for each learner role, what PPO
 needs: observations, actions, log-probs, values, the value of the episode's last observation
 where the horizon cut it, and the learner's training reward (`base + shaped_reward_coef *
 shaped` of its seat).
@@ -162,7 +162,7 @@ def init_rollout(env: AutoReset, pairing: Pairing, key: jax.Array, num_envs: int
 
 def reset_rollout(env: AutoReset, pairing: Pairing, key: jax.Array, num_envs: int) -> RolloutState:
     """`init_rollout`, not jitted: traceable with any env, including one whose reset source holds
-    traced states (ROTATE's SXP/XSP starts)."""
+    traced states (the paper's SXP/XSP starts)."""
     if env.num_agents != pairing.num_roles:
         raise ValueError(
             f"{env.task_id} has {env.num_agents} seats but the pairing has "

@@ -1,9 +1,9 @@
 """Loss streams and the rollouts they come from, for methods that train on several kinds of data
-at once (ROTATE, CoMeDi, BRDiv, PAIRED, Minimax Return): a `LossTerm` names one stream of a
-learner's loss (which rollout, its weight w_t, sign and value head) and `loss_streams` turns a
-table of them into `ppo.Stream`s; `branch_rollout` rolls a pairing out from start states drawn
-from stored ones (ROTATE's SXP/XSP, CoMeDi's mixed-play data); `phase_summary` reduces a phase's
-per-update metrics to per-phase scalars.
+at once (teammates trained on self-play and cross-play data, say): a `LossTerm` names one
+stream of a learner's loss (which rollout, its weight w_t, sign and value head) and
+`loss_streams` turns a table of them into `ppo.Stream`s; `branch_rollout` rolls a pairing out
+from start states drawn from stored ones (the paper's SXP/XSP, mixed-play data);
+`phase_summary` reduces a phase's per-update metrics to per-phase scalars.
 
 May import jax, aht_bench.envs, aht_bench.policies and aht_bench.training only.
 """
@@ -51,10 +51,11 @@ def branch_rollout(
     """A rollout of `pairing` whose episodes start from states drawn uniformly from `states`
     (leaves (T, E, ...), e.g. the states an XP rollout visited): SXP, XSP and MP data.
 
-    Every update draws fresh start states from the latest batch (Alg. rotate_teamgen_alg,
-    lines SampleStates/Interact); an episode that ends inside the rollout restarts from another
-    drawn state, and the last one is bootstrapped where the rollout cuts it: `num_envs` envs of
-    `env`'s task (its reset source replaced), `rollout_length` steps.
+    Every update draws fresh start states from the latest batch (the paper's teammate
+    generation algorithm, lines SampleStates/Interact); an episode that ends inside the
+    rollout restarts from another drawn state, and the last one is bootstrapped where the
+    rollout cuts it: `num_envs` envs of `env`'s task (its reset source replaced),
+    `rollout_length` steps.
     """
     env = AutoReset(env.env, StoredStates(flat_states(states)))
     key_reset, key_rollout = jax.random.split(key)
