@@ -170,8 +170,8 @@ def diagnose(run: Path, *, record: Path | None = None) -> Diagnostics:
     held = json.loads((run / "run.json").read_text())
     spec = held["spec"]
     algo = get(spec["algorithm"])
-    report = getattr(algo.loop, "report", None)
-    if report is None:
+    report = algo.loop.report
+    if algo.loop.unit != "iteration":  # ippo, br, ego: PPO updates, no generated partners
         raise ValueError(
             f"{run} is a run of {spec['algorithm']}, which has no iterations to diagnose; "
             "diagnose runs of ROTATE and the baselines"
