@@ -200,6 +200,18 @@ def bundle(sweep: Path, methods: list[str], tasks: list[str]) -> int:
 
 
 NOTES: dict[tuple[str, str], list[str]] = {
+    ("rotate", "cramped_room"): [
+        "Below the hand-written cook: mean BRProx 0.383 [0.367, 0.399] on heldout v2, where "
+        "heuristic_agent.py scores 0.584 (issue 51) and the v1-trained quick ROTATE egos, "
+        "wrapped to play v2, 0.306 [0.292, 0.321]. Medium is 9.85% of the paper's env steps "
+        "per seed (23.6 M of 239.6 M). The ego's training return was still rising at the end "
+        "(seed means 33.3, 44.8, 54.1, 65.0, 73.1, 79.6, 86.1, 84.8, 91.0 over the 9 "
+        "iterations, metrics.jsonl ego_return; still_rising: true), and the generated "
+        "teammates' self-play return was 92-175 from iteration 2 on (sp_return), so the budget "
+        "and not the teammates is what stops it here: a larger budget (more iterations, as "
+        "the paper's 30) is the next run to try. No development set for cramped_room-v2 "
+        "existed when this was bundled, so the diagnostics have no development-set curve.",
+    ],
     ("comedi", "counter_circuit"): [
         "Below the random floor: mean BRProx 0.193 [0.190, 0.197] is not above the uniform "
         "random ego's upper 95% CI on this set (0.196). Quick CoMeDi gives its ego 2 "
