@@ -37,7 +37,7 @@ aht_bench.algorithms only.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Generic, NamedTuple, TypeVar
 
 import jax
@@ -426,6 +426,24 @@ class Method(Generic[C, S]):
         it saw is bit-identical to not stopping); the trained params after each step the method
         `keeps`."""
         setup = self.setup_of(config)
+        history: list[Metrics] = []
+        kept: dict[int, Any] = {}
+        for done, new_state, metrics in self.calls(state, setup, iterations):
+            state = new_state
+            history.append(self.per_step(metrics))
+            if self.keeps(setup.config, done):
+                kept[done] = jax.device_get(self.ego(state))
+            if on_iteration is not None:
+                on_iteration(done, state, metrics)
+        return Result(state, _concatenate(history), kept)
+
+    def calls(
+        self, state: S, config: C | MethodSetup, iterations: int | None = None
+    ) -> Iterator[tuple[int, S, Metrics]]:
+        """The one loop over a run's calls: `iterations` calls of `iterate` (default: the rest
+        of the run) from `state`, yielding `(steps done, state, metrics)` after each. `run`
+        consumes it in memory, the run driver (`aht_bench.runs`) on disk."""
+        setup = self.setup_of(config)
         schedule, run_config = self.schedule, setup.config
         done, per_call = schedule.done(state), schedule.per_call(run_config)
         if iterations is None:
@@ -434,17 +452,10 @@ class Method(Generic[C, S]):
                 unit = schedule.unit
                 raise ValueError(f"{left} {unit}s left is not a multiple of one call's {per_call}")
             iterations = left // per_call
-        history: list[Metrics] = []
-        kept: dict[int, Any] = {}
         for _ in range(int(iterations)):
             state, metrics = self.iterate(state, setup)
             done += per_call
-            history.append(self.per_step(metrics))
-            if self.keeps(run_config, done):
-                kept[done] = jax.device_get(self.ego(state))
-            if on_iteration is not None:
-                on_iteration(done, state, metrics)
-        return Result(state, _concatenate(history), kept)
+            yield done, state, metrics
 
     def train(
         self,

@@ -83,10 +83,8 @@ class MethodLoop:
         """Yield `(steps done, state, metrics)` after each call until the run is done; the
         metrics (num_seeds, steps of the call), on host."""
         setup = self.method.setup(config)  # once for the whole run
-        per_call = self.steps_per_call(config)
-        for done in range(self.done(state) + per_call, self.total(config) + 1, per_call):
-            state, metrics = self.method.iterate(state, setup)
-            yield done, state, self.method.per_step(metrics)
+        for done, new_state, metrics in self.method.calls(state, setup):
+            yield done, new_state, self.method.per_step(metrics)
 
     def may_be_nan(self, metric: str) -> bool:
         """Whether `metric` may be NaN in a healthy run (no episode ended)."""
