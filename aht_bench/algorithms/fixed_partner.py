@@ -139,13 +139,6 @@ EXHAUSTED = "give a larger total_timesteps (a new run: the learning rate anneals
 """What `iterate` tells a PPO method's run that has done all its updates."""
 
 
-def presets_of(algorithm: str) -> dict[str, Any]:
-    """preset name -> task id -> config of a PPO method (`aht_bench.training.presets`), quick
-    first (as every method lists its presets)."""
-    tables = {p: table for (a, p), table in presets.PRESETS.items() if a == algorithm}
-    return dict(sorted(tables.items(), key=lambda item: item[0] != "quick"))
-
-
 def learners(method: Method[Any, Any], state: Any) -> dict[str, Any]:
     """What must stay finite in a PPO method's run: its learners' params."""
     return {"the learners'": method.ego(state)}
@@ -187,7 +180,7 @@ def method(
 
     return Method(
         name=name,
-        presets=presets_of(name),
+        presets=presets.tables(name),
         setup=setup,
         init=lambda key, setup, teammates: init_learner(key, setup.config, teammates),
         step=lambda state, setup, done: update_seeds(state, update_learner, setup.config),

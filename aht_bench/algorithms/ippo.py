@@ -30,6 +30,7 @@ from aht_bench.algorithms import fixed_partner
 from aht_bench.algorithms.api import UPDATES, Method, MethodSetup, seed_of
 from aht_bench.policies.networks import MLPActorCritic
 from aht_bench.policies.population import Population
+from aht_bench.training import presets
 from aht_bench.training.config import IPPOConfig
 from aht_bench.training.driver import Metrics, update_seeds
 from aht_bench.training.ppo import LearnerState, make_optimizer, make_stream, ppo_update
@@ -164,7 +165,7 @@ def _agents(
 
 METHOD: Method[IPPOConfig, IPPOState] = Method(
     name="ippo",
-    presets=fixed_partner.presets_of("ippo"),
+    presets=presets.tables("ippo"),
     setup=_setup,
     init=lambda key, setup: init(key, setup.config),
     step=lambda state, setup, done: update_seeds(state, update, setup.config),

@@ -315,8 +315,14 @@ def get(algorithm: str, preset: str, task: str | Task, **overrides: object) -> R
     is validated like any config.
     """
     _choose("algorithm", algorithm, sorted({a for a, _ in PRESETS}))
-    tables = {p: table for (a, p), table in PRESETS.items() if a == algorithm}
-    return lookup(algorithm, tables, preset, task, **overrides)
+    return lookup(algorithm, tables(algorithm), preset, task, **overrides)
+
+
+def tables(algorithm: str) -> dict[str, Any]:
+    """preset name -> task id -> config of `algorithm` (ippo, br or ego), quick first (as every
+    method lists its presets): what `get` looks up and each PPO stage's `Method` holds."""
+    found = {p: table for (a, p), table in PRESETS.items() if a == algorithm}
+    return dict(sorted(found.items(), key=lambda item: item[0] != "quick"))
 
 
 def names() -> list[tuple[str, str, str]]:
