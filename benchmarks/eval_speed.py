@@ -33,7 +33,7 @@ from aht_bench.evaluation import EvaluationSet, default_seatings, evaluate_polic
 from aht_bench.evaluation.gym_runner import play_python
 from aht_bench.policies.heuristics import PAPER_HEURISTICS, make_heuristic
 from aht_bench.policies.networks import MLPActorCritic
-from aht_bench.policies.population import TeammateSet
+from aht_bench.policies.teammate_set import TeammateSet
 
 RANDOM_AGENT = Path(__file__).resolve().parents[1] / "agents" / "examples" / "random_agent.py"
 

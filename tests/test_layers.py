@@ -233,3 +233,22 @@ def test_the_training_core_names_no_method():
         if pattern.search(line)
     ]
     assert not found, "training/ names a method:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("layer", ["evaluation", "heldout"])
+def test_sets_of_teammates_to_play_with_are_teammate_sets_not_populations(layer):
+    """One word per idea (issue 54): a population is what a method generates and publishes
+    (`policies/population.py`); a heldout or development set is a `TeammateSet`
+    (`policies/teammate_set.py`). The evaluator and the set builders hold sets, never a
+    `Population` (a method's published population is split into named members first)."""
+    for path in sorted((PACKAGE / layer).rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        names = {
+            a.name
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module
+            for a in node.names
+            if node.module.startswith("aht_bench.policies")
+        }
+        assert "aht_bench.policies.population" not in _imports(path), path
+        assert "Population" not in names, f"{path.relative_to(PACKAGE)} imports Population"

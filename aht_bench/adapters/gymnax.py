@@ -71,7 +71,8 @@ from aht_bench.adapters.vector import UniformTeammate
 from aht_bench.envs.compiled import Task
 from aht_bench.envs.core import Environment, EnvState, TimeStep
 from aht_bench.envs.tasks import ego_seatings
-from aht_bench.policies.population import Population, TeammateSet
+from aht_bench.policies.population import Population
+from aht_bench.policies.teammate_set import TeammateSet
 
 
 @struct.dataclass

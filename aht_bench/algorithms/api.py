@@ -340,8 +340,8 @@ class Method(Generic[C, S]):
     iterations done: the new state (its `iteration` advanced) and the method's own metrics,
     (num_seeds,) arrays."""
     population: Callable[[S, Any, int | None], Population]
-    """The population the method publishes (generated teammates, or members) of one seed, given
-    the setup."""
+    """The population the method publishes of one seed (its generated teammates; ippo: the
+    team), given the setup (docs/training.md "Words")."""
     report: Report
     """How `aht-bench train` shows a run."""
     exhausted: str

@@ -20,7 +20,8 @@ import jax
 import jax.numpy as jnp
 
 from aht_bench.algorithms.api import UPDATES, Method, MethodSetup
-from aht_bench.policies.population import Population, TeammateSet
+from aht_bench.policies.population import Population
+from aht_bench.policies.teammate_set import TeammateSet
 from aht_bench.training import presets
 from aht_bench.training.config import BRConfig, EgoConfig, RunConfig
 from aht_bench.training.driver import Metrics, update_seeds

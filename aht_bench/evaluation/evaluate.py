@@ -74,7 +74,7 @@ from aht_bench.policies.agent_file import (
     load_agent_file,
     task_spec,
 )
-from aht_bench.policies.population import TeammateSet
+from aht_bench.policies.teammate_set import TeammateSet
 from aht_bench.policies.watchdog import Watchdog
 
 DEFAULT_EPISODES = 64

@@ -33,7 +33,7 @@ import numpy as np
 
 from aht_bench.envs import Task
 from aht_bench.envs.core import Environment
-from aht_bench.policies.population import TeammateSet
+from aht_bench.policies.teammate_set import TeammateSet
 
 
 class PlayOutput(NamedTuple):

@@ -61,7 +61,7 @@ from aht_bench.evaluation.pins import (
     pin_key,
     read_lock_file,
 )
-from aht_bench.policies.population import TeammateSet
+from aht_bench.policies.teammate_set import TeammateSet
 
 MANIFEST = "manifest.json"
 MANIFEST_HASH = "manifest.sha256"

@@ -63,7 +63,7 @@ from aht_bench.evaluation.sets import (
     package_heldout_root,
     read_manifest,
 )
-from aht_bench.policies.population import TeammateSet
+from aht_bench.policies.teammate_set import TeammateSet
 
 if TYPE_CHECKING:
     from aht_bench.envs import Task

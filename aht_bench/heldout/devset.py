@@ -40,7 +40,7 @@ import numpy as np
 from aht_bench.envs import Task
 from aht_bench.evaluation import sets
 from aht_bench.evaluation.evaluate import cross_play
-from aht_bench.policies.population import TeammateSet
+from aht_bench.policies.teammate_set import TeammateSet
 
 VERSION = "dev"
 BR_SEED_BASE = 7000  # BR seeds 7000 + 10 * member + seat: disjoint from the reference methods'

@@ -40,8 +40,9 @@ if TYPE_CHECKING:  # the names, for type checkers; at run time `__getattr__` imp
     )
     from aht_bench.policies.isolated import IsolatedAgent
     from aht_bench.policies.networks import GRUCarry, MLPActorCritic, RecurrentEgo
-    from aht_bench.policies.population import Population, TeammateSet
+    from aht_bench.policies.population import Population
     from aht_bench.policies.runner import PolicyRunner
+    from aht_bench.policies.teammate_set import TeammateSet
 
 _EXPORTS = {
     "AgentFileError": "agent_file",
@@ -69,7 +70,7 @@ _EXPORTS = {
     "MLPActorCritic": "networks",
     "RecurrentEgo": "networks",
     "Population": "population",
-    "TeammateSet": "population",
+    "TeammateSet": "teammate_set",
     "PolicyRunner": "runner",
 }
 """Each exported name -> the module it lives in, imported on first use (so that importing one

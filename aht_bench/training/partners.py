@@ -1,4 +1,5 @@
-"""Teammates drawn from a population, as one policy of the protocol.
+"""Teammates drawn from a pool (a population, a teammate set, with weights), as one policy of the
+protocol.
 
 `SampledTeammate(members)` is a policy that, at the first step of every episode, draws a member
 of `members` (a stacked `Population` or a heterogeneous `TeammateSet`) with probability
@@ -27,7 +28,8 @@ import jax.numpy as jnp
 
 from aht_bench.policies.core import Carry, Extras, Params
 from aht_bench.policies.networks import GRUCarry
-from aht_bench.policies.population import Population, TeammateSet
+from aht_bench.policies.population import Population
+from aht_bench.policies.teammate_set import TeammateSet
 
 
 class TeammatePool(NamedTuple):

@@ -19,7 +19,7 @@ from aht_bench.adapters import gymnax as aht_gymnax
 from aht_bench.evaluation import sets
 from aht_bench.policies.heuristics import PAPER_HEURISTICS
 from aht_bench.policies.networks import MLPActorCritic, RecurrentEgo
-from aht_bench.policies.population import TeammateSet
+from aht_bench.policies.teammate_set import TeammateSet
 
 CRAMPED = "overcooked-cramped_room-v2"
 

@@ -21,7 +21,7 @@ from aht_bench.envs import Task
 from aht_bench.evaluation import EvaluationSet, cross_play, default_seatings, evaluate_policy
 from aht_bench.evaluation.gym_runner import play_python
 from aht_bench.evaluation.rollout import hashable_set
-from aht_bench.policies.population import TeammateSet
+from aht_bench.policies.teammate_set import TeammateSet
 
 A, B, X, Y = 0, 1, 0, 1
 

@@ -17,8 +17,8 @@ import numpy as np
 from aht_bench.heldout.build.candidates import _cached_policy, _shaping_provenance, _shaping_tag
 from aht_bench.heldout.build.core import Candidate, Log, _progress
 from aht_bench.heldout.recipes import BR_SEED, Recipe
-from aht_bench.policies.population import TeammateSet
 from aht_bench.policies.seated import SeatPair
+from aht_bench.policies.teammate_set import TeammateSet
 
 
 def _partner_digest(cand: Candidate) -> str:

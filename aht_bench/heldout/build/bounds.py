@@ -13,7 +13,7 @@ import numpy as np
 from aht_bench.evaluation import sets
 from aht_bench.heldout.build.core import HeldoutBuildError, Log
 from aht_bench.heldout.recipes import Recipe
-from aht_bench.policies.population import TeammateSet
+from aht_bench.policies.teammate_set import TeammateSet
 
 
 def upper_bound(sources: list[dict[str, Any]]) -> dict[str, Any]:

@@ -39,7 +39,7 @@ from aht_bench.heldout.build.core import (
 )
 from aht_bench.heldout.build.selection import select
 from aht_bench.heldout.recipes import BR_SEED, BRDIV_SEED, IPPO_SEED, Recipe
-from aht_bench.policies.population import TeammateSet
+from aht_bench.policies.teammate_set import TeammateSet
 
 if TYPE_CHECKING:
     from aht_bench.envs import Task

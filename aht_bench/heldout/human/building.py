@@ -103,7 +103,7 @@ def upper_bound_sources(
     from aht_bench.heldout import recipes
     from aht_bench.heldout.build.bounds import _example_agent_returns, _example_upper_returns
     from aht_bench.policies.heuristics import PAPER_HEURISTICS, make_heuristic
-    from aht_bench.policies.population import TeammateSet
+    from aht_bench.policies.teammate_set import TeammateSet
 
     task = envs.task(task)
     sources = [
@@ -251,7 +251,7 @@ def _play_models(
     """(the proxy as a TeammateSet, the proxy's self-play, the BC partner's self-play, the two
     together): returns over the build's evaluation protocol."""
     from aht_bench.evaluation.evaluate import cross_play
-    from aht_bench.policies.population import TeammateSet
+    from aht_bench.policies.teammate_set import TeammateSet
 
     team = TeammateSet(
         ["human_proxy", "bc_partner"],
