@@ -15,6 +15,10 @@ The JSON goes to `--out`; a text table goes next to it (`.txt`) and to stdout.
 seed): the rollout (env steps, the agents' actions and values), GAE (the agents' streams), and
 the PPO epochs of both agents, in seconds per update.
 
+No peer is measured here: JaxAHT's rate, with the same settings, in the same run, is
+`benchmarks/peer_throughput.py`'s (the "vs peer" column this script once printed divided by
+hard-coded numbers measured on another day).
+
 `--cpus N` pins the process to N of the CPUs it may use before JAX starts; XLA sizes its CPU
 thread pool from them. No XLA flags are set. On a machine shared with other busy jobs,
 `--cpus 1` avoids handing work to a thread whose core is taken and measured faster here.
@@ -41,8 +45,6 @@ from aht_bench.training.ppo import make_optimizer, make_stream, ppo_update
 from aht_bench.training.rollout import Pairing, make_env, rollout
 
 DEFAULT_TASKS = ("lbf-v1", "overcooked-cramped_room-v1")
-# A peer implementation's IPPO training rate on this kind of machine (issue 4); the target is 2x.
-PEER_STEPS_PER_S = {"lbf-v1": 31_400, "overcooked-cramped_room-v1": 12_100}
 
 
 def _env_only_rate(task_id: str, num_envs: int, steps: int, repeats: int) -> float:
@@ -167,26 +169,20 @@ def measure(
     }
     if breakdown:
         row["breakdown_s"] = _breakdown(config, max(repeats * updates, 3))
-    peer = PEER_STEPS_PER_S.get(row["task"])
-    if peer is not None and seeds == 1:
-        row["peer_steps_per_s"] = peer
-        row["vs_peer"] = round(rate / peer, 2)
     return row
 
 
 def _table(rows: list[dict]) -> str:
     head = (
         f"{'task':<30} {'envs':>4} {'seeds':>5} {'ep x mb':>7} {'compile s':>9} {'init s':>6} "
-        f"{'train steps/s':>13} {'env-only/s':>10} {'vs peer':>7}"
+        f"{'train steps/s':>13} {'env-only/s':>10}"
     )
     lines = [head]
     for r in rows:
-        vs = f"{r['vs_peer']:.2f}x" if "vs_peer" in r else "-"
         lines.append(
             f"{r['task']:<30} {r['num_envs']:>4} {r['seeds']:>5} "
             f"{str(r['epochs']) + 'x' + str(r['minibatches']):>7} {r['compile_s']:>9.1f} "
-            f"{r['init_s']:>6.1f} {r['steps_per_s']:>13,} {r['env_only_steps_per_s']:>10,} "
-            f"{vs:>7}"
+            f"{r['init_s']:>6.1f} {r['steps_per_s']:>13,} {r['env_only_steps_per_s']:>10,}"
         )
     parts = [r for r in rows if "breakdown_s" in r]
     if parts:

@@ -21,7 +21,7 @@ def test_train_throughput_script_writes_json_and_text(tmp_path, capsys):
     assert bench.main([*argv, "--out", str(out)]) == 0
     rows = json.loads(out.read_text())["rows"]
     assert rows[0]["task"] == "sabotage-v1" and rows[0]["steps_per_s"] > 0
-    assert "vs_peer" not in rows[0]  # no peer number for this task
+    assert "vs_peer" not in rows[0]  # the peer is measured side by side: peer_throughput.py
     assert "sabotage-v1" in out.with_suffix(".txt").read_text()
     assert "sabotage-v1" in capsys.readouterr().out
     with pytest.raises(SystemExit):
