@@ -200,6 +200,12 @@ def bundle(sweep: Path, methods: list[str], tasks: list[str]) -> int:
 
 
 NOTES: dict[tuple[str, str], list[str]] = {
+    ("fcp", "cramped_room"): [
+        "wall_seconds (8378) overstates the training time: the run was stopped (SIGSTOP) for "
+        "about 4150 s in all while two fresh-clone make test runs were timed on the machine "
+        "(2026-12-07, 16:15-16:48 and 16:49-17:25 UTC), and shared the cores with tests and "
+        "probes the rest of the time; its own training, the stops taken out, was about 4230 s.",
+    ],
     ("rotate", "cramped_room"): [
         "Below the hand-written cook: mean BRProx 0.383 [0.367, 0.399] on heldout v2, where "
         "heuristic_agent.py scores 0.584 (issue 51) and the v1-trained quick ROTATE egos, "
