@@ -13,6 +13,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "aht_bench"
 LAYERS = (
     "files",
+    "hostinfo",
     "shipped",
     "envs",
     "policies",

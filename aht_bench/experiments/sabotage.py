@@ -55,6 +55,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from aht_bench import hostinfo
 from aht_bench.algorithms import rotate
 from aht_bench.envs.matrix import sabotage_game
 from aht_bench.experiments import sabotage_analysis
@@ -297,20 +298,11 @@ def mean_ci(
 
 
 def host() -> dict[str, Any]:
-    """The machine a summary was measured on: CPU model, architecture and core count (the
-    numbers are bit-identical only on one host: another CPU gives other floating-point sums)."""
-    import os
-    import platform
-
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {"cpu": cpu, "machine": platform.machine(), "cores": os.cpu_count()}
+    """The machine a summary was measured on (`aht_bench.hostinfo.cpu`, with its model name as
+    `cpu`): the numbers are bit-identical only on one host, and two hosts of one CPU name can
+    differ (benchmarks/results/cross_host.md)."""
+    info = hostinfo.cpu()
+    return {"cpu": info.pop("model"), **info}
 
 
 def plan(
@@ -602,11 +594,12 @@ def markdown_table(summary: Mapping[str, Any], source: str | None = None) -> str
     versions = ", ".join(f"{k} {v}" for k, v in summary["versions"].items())
     where = f" from `{source}`" if source else ""
     machine = summary.get("host")
-    measured = (
-        f"measured on {machine['cpu']} ({machine['cores']} cores)"
-        if machine
-        else "host not recorded"
-    )
+    if not machine:
+        measured = "host not recorded"
+    elif machine.get("family") is None:  # summaries written before the CPU's ids were kept
+        measured = f"measured on {machine['cpu']} ({machine['cores']} cores)"
+    else:
+        measured = f"measured on {hostinfo.describe(machine)}"
     lines = [
         f"`{summary.get('task_id', TASK_ID)}`, {seeds} seeds per method (key: {summary['key']}); "
         "P(S): the last generated teammate's probability of S at each of the 341 non-terminal "
