@@ -46,7 +46,8 @@ def heldout() -> None:
     default="v1",
     show_default=True,
     help="Set version: v1 (IPPO, BRDiv and heuristic members), v2 (the same on lbf-v1 and "
-    "the v2 Overcooked tasks, with Bounds v2), human-proxy-v1 (on the v1 Overcooked tasks), "
+    "the v2 Overcooked tasks, with Bounds v2), v3 (forced_coord-v2 only: more IPPO teams and "
+    "BRDiv trained to competence), human-proxy-v1 (on the v1 Overcooked tasks), "
     "human-proxy-v2 or human-proxy-v3 (on the v2 ones; v3 counts the example agents at the "
     "upper end of their CI), human-proxy-play-<label> (cloned from episodes people played, "
     "--episodes), or dev (a development set of a v2 Overcooked task: the v2 recipe with other "
