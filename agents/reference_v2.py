@@ -200,6 +200,12 @@ def bundle(sweep: Path, methods: list[str], tasks: list[str]) -> int:
 
 
 NOTES: dict[tuple[str, str], list[str]] = {
+    ("cole", "lbf"): [
+        "wall_seconds (4978) overstates the training time: the run (nice 10) shared the two "
+        "cores with higher-priority work most of the time (two BRDiv probes, the sabotage "
+        "re-run and a development-set build, 2026-12-07 19:00-20:25 UTC), and was killed once "
+        "and resumed from its iteration-9 checkpoint (20:00 UTC) to reorder the sweep.",
+    ],
     ("fcp", "cramped_room"): [
         "wall_seconds (8378) overstates the training time: the run was stopped (SIGSTOP) for "
         "about 4150 s in all while two fresh-clone make test runs were timed on the machine "
