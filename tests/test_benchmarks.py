@@ -114,3 +114,18 @@ def test_test_time_split_separates_common_from_added_tests(tmp_path, capsys):
     assert "only after:       1 tests      5.0s" in out
     assert "before: wall 10.0s, per-test sum 7.0s, untimed rest 3.0s" in out
     assert "5.0s  tests/c.py" in out
+
+
+def test_heldout_tables_compare_two_versions_from_their_manifests():
+    tables = _load("heldout_tables")
+    text = tables.compare_versions("lbf-v1", "v1", "v2")
+    v2_manifest = json.loads(
+        (Path(__file__).resolve().parents[1] / "heldout/lbf-v1/v2/manifest.json").read_text()
+    )
+    assert "| candidates kept | 9 of 14 | 17 of 17 |" in text
+    assert f"{v2_manifest['cross_play']['diagonal_mean']:.4g}" in text
+    for member in v2_manifest["members"]:
+        assert f"| {member['name']} | {member['kind']} | " in text
+    assert "pruned: not competent" in text  # v1's pruned BRDiv confederate, with its numbers
+    with pytest.raises(SystemExit, match="human-proxy"):
+        tables.compare_versions("overcooked-cramped_room-v2", "v2", "human-proxy-v2")
