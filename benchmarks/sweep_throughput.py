@@ -66,10 +66,12 @@ def short_overrides(method: str, config: Any, fraction: float) -> dict[str, int]
         }
     if method == "brdiv":
         per_iteration = config.generation_timesteps / config.generation_iterations
+        # at least one update per iteration (the paper's is 9 pairs x 128 envs x 400 steps)
+        update = config.population_size**2 * config.num_envs * config.rollout_length
         return {
             "generation_iterations": n - 1,
             "ego_iterations": 1,
-            "generation_timesteps": cut(per_iteration) * (n - 1),
+            "generation_timesteps": max(cut(per_iteration), update) * (n - 1),
             "ego_timesteps": cut(config.ego_timesteps / config.ego_iterations),
         }
     if method == "comedi":
@@ -156,12 +158,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=OUT)
     parser.add_argument("--measure", choices=sorted(SHORT_FRACTION), default=None)
     parser.add_argument("--methods", default=",".join(METHODS))
+    parser.add_argument("--kinds", default=",".join(KINDS), help="of " + ", ".join(KINDS))
     args = parser.parse_args(argv)
+    unknown = [k for k in args.kinds.split(",") if k and k not in KINDS]
+    if unknown:
+        parser.error(f"--kinds: unknown {', '.join(unknown)}; choose of {', '.join(KINDS)}")
     held = json.loads(args.out.read_text()) if args.out.is_file() else {}
     measured = dict(held.get("measured", {}))
     if args.measure is not None:
         for method in [m for m in args.methods.split(",") if m]:
-            for kind, task_id in KINDS.items():
+            for kind, task_id in [(k, KINDS[k]) for k in args.kinds.split(",") if k]:
                 rate = measure(method, task_id, args.measure)
                 measured[f"{method}/{kind}/{args.measure}"] = rate
                 print(f"{method} {kind} {args.measure}: {rate['env_steps_per_second_per_seed']:,} "

@@ -129,3 +129,18 @@ def test_heldout_tables_compare_two_versions_from_their_manifests():
     assert "pruned: not competent" in text  # v1's pruned BRDiv confederate, with its numbers
     with pytest.raises(SystemExit, match="human-proxy"):
         tables.compare_versions("overcooked-cramped_room-v2", "v2", "human-proxy-v2")
+
+
+def test_sweep_throughput_short_runs_are_at_least_one_update_per_iteration():
+    throughput = _load("sweep_throughput")
+    from aht_bench.runs import RunSpec, get
+
+    for task_id in throughput.KINDS.values():
+        config = get("brdiv").config(RunSpec("brdiv", task_id, "paper"))
+        cut = throughput.short_overrides("brdiv", config, throughput.SHORT_FRACTION["paper"])
+        update = config.population_size**2 * config.num_envs * config.rollout_length
+        per_iteration = cut["generation_timesteps"] / cut["generation_iterations"]
+        assert per_iteration >= update, task_id  # cramped_room's cut alone was below one
+    with pytest.raises(SystemExit) as bad:
+        throughput.main(["--measure", "paper", "--kinds", "gpu"])
+    assert bad.value.code == 2
