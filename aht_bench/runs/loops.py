@@ -18,8 +18,8 @@ import jax
 import numpy as np
 
 from aht_bench.algorithms.api import Method
-from aht_bench.runs.curves import plot_curve, plot_iterations
 from aht_bench.policies.population import Population
+from aht_bench.runs.curves import plot_curve, plot_iterations
 from aht_bench.runs.folder import RunDir
 from aht_bench.runs.spec import RunSpec, apply_overrides
 
