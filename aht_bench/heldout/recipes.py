@@ -397,7 +397,7 @@ V2: dict[str, Recipe] = {
 # hyperparameters, 150 updates: 0.48 M env steps per pair) gave three confederates whose best
 # responses reached 41.1-41.7, under the rule's threshold of 48.5 (0.2 x independent_agent_0.6's
 # 242.3). Why (benchmarks/results/brdiv_forced_coord/): at quick's PPO settings BRDiv stays at
-# 43-46 in every pair, matched or not, however long it trains (4x quick's budget); with the
+# 43-46 in every pair, matched or not, from 0.5 M to 1.1 M env steps per pair; with the
 # paper's IPPO hyperparameters its pairs learn to pass once each has about the env steps an
 # IPPO team needs (1.5 M). So v3 trains two BRDiv runs of two pairs for 1.5 M env steps per
 # pair (472 updates), and five IPPO teams (v2's three by the same seeds, and two more).
