@@ -162,11 +162,11 @@ def _lock(task: Task, version: str, folder: Path) -> None:
     from aht_bench import heldout as ho
     from aht_bench.evaluation.pins import pin_line, read_lock_file
 
+    if version == ho.DEVELOPMENT:
+        click.echo(f"{folder} is a development set (--teammates dev): never locked nor pinned")
+        return
     added = ho.lock_new(folder)
     click.echo(f"locked {added} files in {ho.lock_path(folder)}")
-    if version == "dev":
-        click.echo(f"{folder} is a development set (--teammates dev); it is never pinned")
-        return
     click.echo(
         "to publish it, pin its lock: add this line to PINNED in "
         "aht_bench/evaluation/pins.py (until then it loads as a development set)\n"

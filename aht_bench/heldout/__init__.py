@@ -224,9 +224,14 @@ def lock_new(folder: Path, root: Path | None = None) -> int:
 
     A lock is written once: if the set already has one, nothing is written, and a file whose
     digest differs from its locked one is a TeammateSetIntegrityError (a published set never
-    changes; publish a new version instead)."""
+    changes; publish a new version instead). A development set (`dev`) is never locked: it
+    is never pinned nor published, and no data wheel carries a lock of it (ValueError)."""
     from aht_bench.files import atomic_write_bytes
 
+    if folder.name == DEVELOPMENT:
+        raise ValueError(
+            f"{folder} is a development set: it is never locked (only a published vN set is)"
+        )
     root = root or heldout_root()
     lock = {p.relative_to(root).as_posix(): _digest(p) for p in _files(folder)}
     path = lock_path(folder)

@@ -209,6 +209,21 @@ def test_lock_new_locks_a_new_set_once_and_refuses_a_changed_published_file(tmp_
     ]
 
 
+def test_a_development_set_is_never_locked(tmp_path):
+    root = tmp_path / "heldout"
+    folder = _tiny_set(root / "sabotage-v1" / "dev")
+    with pytest.raises(ValueError, match="development set: it is never locked"):
+        heldout.lock_new(folder, root)
+    assert not heldout.lock_path(folder).exists()
+
+
+def test_the_checkout_has_no_lock_of_a_development_set():
+    # a dev lock is shipped by no data wheel (tests/heldout/test_wheels.py) and would claim a
+    # published set
+    checkout = Path(__file__).resolve().parents[2] / "heldout"
+    assert sorted(checkout.glob(f"*/{heldout.DEVELOPMENT}{heldout.LOCK_SUFFIX}")) == []
+
+
 def test_verify_reports_unlisted_and_missing_files(tmp_path):
     root = tmp_path / "heldout"
     folder = _tiny_set(root / "sabotage-v1" / "v9")
@@ -747,3 +762,13 @@ def test_a_rebuild_from_scratch_reproduces_every_published_byte_of_weights(tmp_p
     assert ma["partner_returns"] == mb["partner_returns"]
     loaded = sets.load_set("lbf", a)
     assert loaded.names == tuple(m["name"] for m in ma["members"])
+
+
+def test_a_built_set_says_whether_it_is_a_development_set():
+    from aht_bench.heldout.build.publish import _status
+
+    assert _status("lbf-v1", "dev").startswith("DEVELOPMENT SET of lbf-v1, not a heldout set")
+    assert _status("lbf-v1", "v3").startswith("PUBLISHED heldout set v3: immutable")
+    for folder in sorted((Path(__file__).resolve().parents[2] / "heldout").glob("*/dev")):
+        manifest = json.loads((folder / "manifest.json").read_text())
+        assert manifest["status"].startswith("DEVELOPMENT SET"), folder

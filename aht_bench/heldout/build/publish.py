@@ -233,6 +233,20 @@ def manifest_head(
     }
 
 
+def _status(task_id: str, version: str) -> str:
+    """The manifest's status line: a development set says it is one (it is never locked nor
+    pinned); any other version is a published, immutable set."""
+    if version == "dev":
+        return (
+            f"DEVELOPMENT SET of {task_id}, not a heldout set: for choosing settings, never for "
+            "final numbers (it is never locked nor pinned)"
+        )
+    return (
+        f"PUBLISHED heldout set {version}: immutable (a change that would change scores is a "
+        "new version)"
+    )
+
+
 def _kept_members(
     rec: Recipe,
     kept: list[int],
@@ -320,10 +334,7 @@ def build(
                 members, [r[kept] for _, r in played.examples], rec.eval_seed, log
             )
         cross = _cross_play_record(played.xp, names, kept)
-        status = (
-            f"PUBLISHED heldout set {version}: immutable (a change that would change scores is "
-            "a new version)"
-        )
+        status = _status(task_id, version)
         manifest = manifest_head(task_id, version, status, seatings) | {
             "members": members,
             "best_responses": br_entries,
