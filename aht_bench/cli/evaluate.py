@@ -73,7 +73,7 @@ Exit codes:
 @click.option(
     "--teammates",
     default=None,
-    help="Teammate set: a version under heldout/<task>/ (v1, v2: published heldout sets; "
+    help="Teammate set: a version under heldout/<task>/ (v1, v2, v3: published heldout sets; "
     "human-proxy-v1, -v2, -v3 on Overcooked; human-proxy-play-<label>: cloned from played "
     "episodes; dev: development sets) or a set folder. Default: the "
     "newest published version (vN) of each task.",

@@ -7,7 +7,7 @@ that install their files into one folder, the namespace package `aht_bench_heldo
 `__init__.py`, so every distribution adds to the same tree, laid out as the checkout's
 `heldout/`):
 
-    aht-bench-heldout-<version>      every set of that version (`v1`, `v2`, `human-proxy-v1`,
+    aht-bench-heldout-<version>      every set of that version (`v1`, `v2`, `v3`, `human-proxy-v1`,
                                      ..., `dev`) with its lock, best-response folders left out
     aht-bench-heldout-<version>-br   the best responses of the version's sets (`<set>/br/`): the
                                      provenance of their bounds, never loaded by evaluation
@@ -42,7 +42,7 @@ PUBLISHED_RELEASE = "1.0.0"
 EXTRA = "heldout"
 EXTRA_BR = "heldout-br"
 INSTALL = f"pip install 'aht-bench[{EXTRA}]'"
-BR_VERSIONS = ("v1", "v2")
+BR_VERSIONS = ("v1", "v2", "v3")
 """The published versions whose sets carry best responses (`<set>/br/`), so that have an
 `aht-bench-heldout-<version>-br` distribution (the human-proxy sets have none)."""
 

@@ -91,6 +91,9 @@ PINNED: dict[str, str] = {
     "overcooked-forced_coord-v2/v2": (
         "407cb0895c77eebc72228c1acb563e3ee78a2f0da27d90cbdaa3e967a0684184"
     ),
+    "overcooked-forced_coord-v2/v3": (
+        "39d6565006cdf8425a9da6bc526f03dbfa63a60a0d550e951d8771c9afec91b7"
+    ),
     "overcooked-forced_coord-v2/human-proxy-v2": (
         "40919c62b9c906e7fbc36aa471dc0d1c5d37f8731c1902ca0af40933a381cd81"
     ),
