@@ -5,7 +5,8 @@
     .venv/bin/python agents/reference_v2.py status --sweep sweeps/references_v2
     .venv/bin/python agents/reference_v2.py bundle --sweep sweeps/references_v2 [--methods ..]
     .venv/bin/python agents/reference_v2.py restore --sweep sweeps/references_v2
-    .venv/bin/python agents/reference_v2.py submit [--methods ..] [--tasks ..]
+    .venv/bin/python agents/reference_v2.py rescore --heldout v3 --tasks forced_coord
+    .venv/bin/python agents/reference_v2.py submit [--methods ..] [--tasks ..] [--heldout v3]
     .venv/bin/python agents/reference_v2.py rows [--tasks ..]
     .venv/bin/python agents/reference_v2.py cards [--methods ..] [--tasks ..]
 
@@ -29,6 +30,10 @@ under two presets, the larger (medium) is bundled.
 `restore` rebuilds the finished runs of a sweep folder from the committed v2 bundles (each
 checked against its card): a new checkout has no sweep folder, and the sweep, resumed into the
 restored folder, skips those runs. Bundle each run as it finishes, before the session ends.
+
+`rescore --heldout VERSION` evaluates each bundle's egos on that heldout version of its task
+into `result-heldout-<VERSION>.json` (a set published after the runs were scored: forced_coord
+v3); `submit --heldout VERSION` submits those records instead of the sweep's.
 
 `submit` hands each v2 bundle's record to `aht-bench leaderboard submit` (re-run in the sandbox
 there) as "<Method> (reference)" (one entry per method and table, its preset and budget in the
@@ -376,13 +381,45 @@ def status(sweep: Path) -> int:
     return 0
 
 
-def submit(methods: list[str], tasks: list[str]) -> int:
+def _record_name(heldout: str | None) -> str:
+    """The bundle's record on the heldout version `heldout` (None: the sweep's own record)."""
+    return "result-v2.json" if heldout is None else f"result-heldout-{heldout}.json"
+
+
+def rescore(methods: list[str], tasks: list[str], heldout: str) -> int:
+    """Evaluate the committed v2 bundles' egos (the same files, by sha256) on the heldout
+    version `heldout` of their task, into `result-heldout-<version>.json` next to the sweep's
+    record: a set published after a run was scored (forced_coord v3) gets every reference."""
     cli = _cli()
     for task in tasks:
         for method in methods:
             folder = AGENTS / method / task / "v2"
             if not (folder / "card.json").is_file():
                 print(f"skip {method} on {task}: no v2 bundle")
+                continue
+            egos = sorted(folder.glob("seed*-ego.safetensors"), key=lambda p: p.name)
+            record = folder / _record_name(heldout)
+            rc = subprocess.call(
+                [cli, "evaluate", *map(str, egos), "--task", TASKS[task], "--teammates",
+                 heldout, "--out", str(record), "--no-plot", "--no-progress", "--force"]
+            )  # fmt: skip
+            if rc:
+                return rc
+    return 0
+
+
+def submit(methods: list[str], tasks: list[str], heldout: str | None = None) -> int:
+    """Submit each bundle's record (`heldout`: its `rescore` record on that version) as
+    "<Method> (reference)", then render the board."""
+    cli = _cli()
+    for task in tasks:
+        for method in methods:
+            folder = AGENTS / method / task / "v2"
+            if not (folder / "card.json").is_file():
+                print(f"skip {method} on {task}: no v2 bundle")
+                continue
+            if not (folder / _record_name(heldout)).is_file():
+                print(f"skip {method} on {task}: no {_record_name(heldout)} (run rescore)")
                 continue
             card = json.loads((folder / "card.json").read_text())
             description = (
@@ -396,7 +433,7 @@ def submit(methods: list[str], tasks: list[str]) -> int:
             egos = sorted(folder.glob("seed*-ego.safetensors"), key=lambda p: p.name)
             agents = [arg for ego in egos for arg in ("--agent", str(ego))]
             rc = subprocess.call(
-                [cli, "leaderboard", "submit", str(folder / "result-v2.json"), "--name",
+                [cli, "leaderboard", "submit", str(folder / _record_name(heldout)), "--name",
                  f"{card['method']} (reference)", "--description", description,
                  *agents, "--replace"]
             )  # fmt: skip
@@ -460,8 +497,13 @@ def _agent_tasks(path: Path) -> tuple[str, ...]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    commands = ("status", "bundle", "restore", "submit", "rows", "cards")
+    commands = ("status", "bundle", "restore", "rescore", "submit", "rows", "cards")
     parser.add_argument("command", choices=commands)
+    parser.add_argument(
+        "--heldout",
+        help="rescore: the heldout version to evaluate the bundles on (required); submit: "
+        "submit those records instead of the sweep's",
+    )
     parser.add_argument("--sweep", type=Path, default=REPO / "sweeps" / "references_v2")
     parser.add_argument("--methods", help=f"comma-separated, of {', '.join(METHODS)}")
     parser.add_argument("--tasks", help=f"comma-separated, of {', '.join(TASKS)}")
@@ -474,6 +516,10 @@ def main(argv: list[str] | None = None) -> int:
         return rows(tasks)
     if args.command == "cards":
         return cards(methods, tasks)
+    if args.command == "rescore":
+        if not args.heldout:
+            parser.error("rescore needs --heldout VERSION (e.g. v3)")
+        return rescore(methods, tasks, args.heldout)
     needs_sweep = args.command in ("status", "bundle")
     if needs_sweep and not (args.sweep / "sweep.json").is_file():
         parser.error(f"{args.sweep} holds no sweep; run `aht-bench sweep references_v2` first")
@@ -481,7 +527,7 @@ def main(argv: list[str] | None = None) -> int:
         return status(args.sweep)
     if args.command == "bundle":
         return bundle(args.sweep, methods, tasks)
-    return submit(methods, tasks)
+    return submit(methods, tasks, args.heldout)
 
 
 if __name__ == "__main__":

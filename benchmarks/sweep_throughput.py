@@ -39,6 +39,10 @@ KINDS = {"lbf": "lbf-v1", "overcooked": "overcooked-cramped_room-v2"}
 SHORT_ITERATIONS = 4
 SHORT_FRACTION = {"paper": 1 / 60, "quick": 1 / 6, "medium": 1 / 6}
 """Of each budget field, per preset: a short iteration of about half a minute to two minutes."""
+METHOD_SCALE = {"paired": 1 / 4}
+"""Times `SHORT_FRACTION`, per method whose budget unit is larger: a PAIRED iteration trains
+the protagonist and the antagonist for a tenth of the whole run (24 M env steps on the paper's
+LBF), so 1/60 of it was a 10-minute iteration here."""
 
 
 def short_overrides(method: str, config: Any, fraction: float) -> dict[str, int]:
@@ -98,7 +102,9 @@ def measure(method: str, task_id: str, preset: str) -> dict[str, Any]:
     from aht_bench.runs import RunSpec, get
 
     config = get(method).config(RunSpec(method, task_id, preset))
-    overrides = short_overrides(method, config, SHORT_FRACTION[preset])
+    overrides = short_overrides(
+        method, config, SHORT_FRACTION[preset] * METHOD_SCALE.get(method, 1)
+    )
     cli = Path(sys.executable).with_name("aht-bench")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run"

@@ -234,9 +234,16 @@ def test_v2_bundle_matches_its_card_and_is_what_its_preset_trains_today(folder: 
     assert card["task_id"] == reference_v2.TASKS[task] and card["num_seeds"] >= 3
     for name, sha in card["files"].items():
         assert hashlib.sha256((folder / name).read_bytes()).hexdigest() == sha, name
+    egos = [card["files"][f"seed{s}-ego.safetensors"] for s in range(card["num_seeds"])]
     record = json.loads((folder / "result-v2.json").read_text())["payload"]
-    scored = [f["sha256"] for f in record["agent"]["files"]]
-    assert scored == [card["files"][f"seed{s}-ego.safetensors"] for s in range(card["num_seeds"])]
+    assert [f["sha256"] for f in record["agent"]["files"]] == egos
+    # a rescore record (`reference_v2.py rescore --heldout vN`) scores the very same egos on
+    # the version its name says, of the card's task
+    for path in sorted(folder.glob("result-heldout-*.json")):
+        payload = json.loads(path.read_text())["payload"]
+        version = path.stem.removeprefix("result-heldout-")
+        assert payload["teammate_set"]["id"] == f"{card['task_id']}/{version}", path.name
+        assert [f["sha256"] for f in payload["agent"]["files"]] == egos, path.name
     spec = RunSpec(method, card["task_id"], card["preset"], card["num_seeds"])
     now = spec.config()
     assert _config_mismatches(_recorded(card, now), now) == []
