@@ -386,25 +386,34 @@ def _record_name(heldout: str | None) -> str:
     return "result-v2.json" if heldout is None else f"result-heldout-{heldout}.json"
 
 
+def _bundles(methods: list[str], tasks: list[str]) -> list[tuple[str, str, Path]]:
+    """(method, task, folder) of each committed v2 bundle of `methods` x `tasks`, task by task;
+    a pair without one is named and left out."""
+    out = []
+    for task in tasks:
+        for method in methods:
+            folder = AGENTS / method / task / "v2"
+            if (folder / "card.json").is_file():
+                out.append((method, task, folder))
+            else:
+                print(f"skip {method} on {task}: no v2 bundle")
+    return out
+
+
 def rescore(methods: list[str], tasks: list[str], heldout: str) -> int:
     """Evaluate the committed v2 bundles' egos (the same files, by sha256) on the heldout
     version `heldout` of their task, into `result-heldout-<version>.json` next to the sweep's
     record: a set published after a run was scored (forced_coord v3) gets every reference."""
     cli = _cli()
-    for task in tasks:
-        for method in methods:
-            folder = AGENTS / method / task / "v2"
-            if not (folder / "card.json").is_file():
-                print(f"skip {method} on {task}: no v2 bundle")
-                continue
-            egos = sorted(folder.glob("seed*-ego.safetensors"), key=lambda p: p.name)
-            record = folder / _record_name(heldout)
-            rc = subprocess.call(
-                [cli, "evaluate", *map(str, egos), "--task", TASKS[task], "--teammates",
-                 heldout, "--out", str(record), "--no-plot", "--no-progress", "--force"]
-            )  # fmt: skip
-            if rc:
-                return rc
+    for _, task, folder in _bundles(methods, tasks):
+        egos = sorted(folder.glob("seed*-ego.safetensors"), key=lambda p: p.name)
+        record = folder / _record_name(heldout)
+        rc = subprocess.call(
+            [cli, "evaluate", *map(str, egos), "--task", TASKS[task], "--teammates",
+             heldout, "--out", str(record), "--no-plot", "--no-progress", "--force"]
+        )  # fmt: skip
+        if rc:
+            return rc
     return 0
 
 
@@ -412,33 +421,28 @@ def submit(methods: list[str], tasks: list[str], heldout: str | None = None) -> 
     """Submit each bundle's record (`heldout`: its `rescore` record on that version) as
     "<Method> (reference)", then render the board."""
     cli = _cli()
-    for task in tasks:
-        for method in methods:
-            folder = AGENTS / method / task / "v2"
-            if not (folder / "card.json").is_file():
-                print(f"skip {method} on {task}: no v2 bundle")
-                continue
-            if not (folder / _record_name(heldout)).is_file():
-                print(f"skip {method} on {task}: no {_record_name(heldout)} (run rescore)")
-                continue
-            card = json.loads((folder / "card.json").read_text())
-            description = (
-                f"{card['method']} reference agent on v2, preset {card['preset']} "
-                f"({card['fraction_of_paper_env_steps']:.3f} of the paper's env steps: "
-                f"{card['env_steps_per_seed']:,} per seed), seeds {card['seed_keys']}; "
-                f"agents/{method}/{task}/v2/"
-            )
-            # the bundle's copies of the egos, not the sweep's the record names (meta): a
-            # clean checkout has no sweeps/, and CI re-runs entries from what git keeps
-            egos = sorted(folder.glob("seed*-ego.safetensors"), key=lambda p: p.name)
-            agents = [arg for ego in egos for arg in ("--agent", str(ego))]
-            rc = subprocess.call(
-                [cli, "leaderboard", "submit", str(folder / _record_name(heldout)), "--name",
-                 f"{card['method']} (reference)", "--description", description,
-                 *agents, "--replace"]
-            )  # fmt: skip
-            if rc:
-                return rc
+    for method, task, folder in _bundles(methods, tasks):
+        if not (folder / _record_name(heldout)).is_file():
+            print(f"skip {method} on {task}: no {_record_name(heldout)} (run rescore)")
+            continue
+        card = json.loads((folder / "card.json").read_text())
+        description = (
+            f"{card['method']} reference agent on v2, preset {card['preset']} "
+            f"({card['fraction_of_paper_env_steps']:.3f} of the paper's env steps: "
+            f"{card['env_steps_per_seed']:,} per seed), seeds {card['seed_keys']}; "
+            f"agents/{method}/{task}/v2/"
+        )
+        # the bundle's copies of the egos, not the sweep's the record names (meta): a
+        # clean checkout has no sweeps/, and CI re-runs entries from what git keeps
+        egos = sorted(folder.glob("seed*-ego.safetensors"), key=lambda p: p.name)
+        agents = [arg for ego in egos for arg in ("--agent", str(ego))]
+        rc = subprocess.call(
+            [cli, "leaderboard", "submit", str(folder / _record_name(heldout)), "--name",
+             f"{card['method']} (reference)", "--description", description,
+             *agents, "--replace"]
+        )  # fmt: skip
+        if rc:
+            return rc
     return subprocess.call([cli, "leaderboard", "render"])
 
 
