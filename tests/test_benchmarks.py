@@ -144,3 +144,23 @@ def test_sweep_throughput_short_runs_are_at_least_one_update_per_iteration():
     with pytest.raises(SystemExit) as bad:
         throughput.main(["--measure", "paper", "--kinds", "gpu"])
     assert bad.value.code == 2
+
+
+def test_eval_seed_spread_reads_seed_ranges_and_refuses_too_few_seeds():
+    spread = _load("eval_seed_spread")
+    assert spread.parse_seeds("0-3") == [0, 1, 2, 3]
+    assert spread.parse_seeds("0,5,9") == [0, 5, 9]
+    for bad in ("4", "1,1"):  # one seed measures no spread; a repeated seed hides it
+        with pytest.raises(SystemExit, match="at least two distinct seeds"):
+            spread.parse_seeds(bad)
+
+
+def test_eval_seed_spread_records_say_the_seed_spread_exceeds_the_ci():
+    # the committed measurements the docs quote (docs/evaluation.md, docs/leaderboard.md)
+    results = Path(__file__).resolve().parents[1] / "benchmarks" / "results"
+    record = json.loads((results / "eval_seed_spread_fcp_forced_coord_v3.json").read_text())
+    means = [row["mean"] for row in record["rows"]]
+    widths = [row["ci"][1] - row["ci"][0] for row in record["rows"]]
+    assert len(means) == 8 and record["set"] == "v3"
+    assert max(means) - min(means) > 5 * max(widths)
+    assert record["summary"]["range"] == pytest.approx(max(means) - min(means))
