@@ -469,6 +469,32 @@ def test_each_table_cell_is_the_mean_over_seeds_with_a_bootstrap_ci():
 
 
 @pytest.mark.slow
+def test_a_reduced_run_holds_the_direction_claims(tmp_path):
+    """Issue 55: the docs' claims are directions, not digits. The experiment as documented (10
+    seeds, the sabotage preset, default XLA flags) with 2 generator iterations instead of 5:
+    per-trajectory regret sabotages and Eq. 7 does not, with the 95% CIs over seeds apart
+    (measured 2026-12-08: P(plays S) with the ego 1.000 against 0.017, P(S) > 0.9 at visited
+    states 0.267 against 0.000; 509 s on two CPU cores beside a training run)."""
+    out = tmp_path / "reduced"
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    code = (
+        "import sys; from aht_bench.experiments.cli import experiment; "
+        "experiment(sys.argv[1:], prog_name='aht-bench experiment')"
+    )
+    args = ["sabotage", "--out", str(out), "--set", "iterations=2", "--no-progress"]
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=2400
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads((out / "sabotage_summary.json").read_text())
+    assert summary["num_seeds"] == sabotage.DEFAULT_SEEDS == 10
+    claims = sabotage.direction_claims(summary)
+    assert claims and all(claims.values()), claims
+    table = (out / "sabotage_table.md").read_text()
+    assert table.count(": holds") == len(claims)
+
+
+@pytest.mark.slow
 def test_real_tiny_sweep(tmp_path):
     """The whole sweep path with real (tiny) training: 9 training calls, several minutes."""
     out = tmp_path / "sweep"
