@@ -211,6 +211,13 @@ NOTES: dict[tuple[str, str], list[str]] = {
         "re-run and a development-set build, 2026-12-07 19:00-20:25 UTC), and was killed once "
         "and resumed from its iteration-9 checkpoint (20:00 UTC) to reorder the sweep.",
     ],
+    ("comedi", "lbf"): [
+        "wall_seconds (13406) overstates the training time: the run was stopped (SIGSTOP) "
+        "while forced_coord's heldout v3 was built (2026-12-07 22:09 UTC to 2026-12-08 00:54 "
+        "UTC): in metrics.jsonl its iteration 4 ends 9,280 s after iteration 3, where the other "
+        "teammate iterations took 160-440 s. Its own training, the stop taken out, was about "
+        "4,400 s. It was also ended by a session's stop once and resumed from its checkpoint.",
+    ],
     ("fcp", "cramped_room"): [
         "wall_seconds (8378) overstates the training time: the run was stopped (SIGSTOP) for "
         "about 4150 s in all while two fresh-clone make test runs were timed on the machine "
